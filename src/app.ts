@@ -1,0 +1,203 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { DestinationStream } from 'pino';
+import type { Config } from './config.ts';
+import { systemClock, type Clock } from './platform/clock.ts';
+import { constantTimeEqual } from './platform/crypto/secrets.ts';
+import type { Db } from './platform/db/db.ts';
+import { ApiError } from './platform/errors.ts';
+import { errorEnvelope, frameworkRejection } from './platform/http/envelope.ts';
+import { parseJson, stringifyJson } from './platform/http/json.ts';
+import { registerRoute, type AuthMode, type RouteDef } from './platform/http/router.ts';
+import { validatorCompiler } from './platform/http/validation.ts';
+import { Mailer } from './platform/mail.ts';
+import { authenticatePartner } from './domains/partners/authenticate.ts';
+import { partnerRoutes } from './domains/partners/routes.ts';
+import { diagnosticsRoutes } from './domains/diagnostics/routes.ts';
+
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  clock?: Clock;
+  /** Where JSON log lines go (default stdout). */
+  logStream?: DestinationStream;
+}
+
+/** Services shared by the domains; built once per app. */
+export interface AppContext {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  mailer: Mailer;
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
+const FRAMEWORK_ERROR_CODES = new Set([
+  'FST_ERR_CTP_BODY_TOO_LARGE',
+  'FST_ERR_CTP_INVALID_MEDIA_TYPE',
+  'FST_ERR_CTP_EMPTY_JSON_BODY',
+  'FST_ERR_CTP_INVALID_CONTENT_LENGTH',
+  'FST_ERR_CTP_EMPTY_TYPE',
+  'FST_ERR_CTP_INVALID_TYPE',
+]);
+
+/** Marks a body that is not JSON: a framework-level rejection (D3). */
+class MalformedJson extends Error {}
+
+export function allRoutes(ctx: AppContext): RouteDef[] {
+  return [...partnerRoutes(ctx), ...diagnosticsRoutes(ctx)];
+}
+
+/** Builds the HTTP app without listening; the server and the tests both use it. */
+export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; ctx: AppContext }> {
+  const { config, db } = deps;
+  const clock = deps.clock ?? systemClock;
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      stream: deps.logStream,
+      redact: { paths: ['req.headers["x-dapi-sign"]', 'req.headers.authorization'], censor: '[redacted]' },
+    },
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : randomUUID();
+    },
+    requestIdHeader: false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  const mailer = new Mailer(config, db, app.log);
+  const ctx: AppContext = { config, db, clock, mailer };
+
+  app.decorateRequest('partner', null);
+  app.decorateRequest('rawBody', null);
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(() => (data) => stringifyJson(data));
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+    // D3: a method with a body must declare a JSON body; checked before authentication (D5).
+    if (BODY_METHODS.has(req.method) && !JSON_CONTENT_TYPE.test(req.headers['content-type'] ?? '')) {
+      reply.code(400).type('application/json; charset=utf-8').send(stringifyJson(frameworkRejection('Content-Type must be application/json')));
+      return reply;
+    }
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
+    const raw = body as Buffer;
+    req.rawBody = raw;
+    try {
+      done(null, parseJson(raw.toString('utf8')));
+    } catch {
+      done(new MalformedJson('Body is not valid JSON'), undefined);
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError | ApiError | Error, req, reply) => {
+    if (error instanceof ApiError) {
+      if (error.httpStatus >= 500) req.log.error({ err: error }, 'request failed');
+      else req.log.info({ code: error.code }, 'request refused');
+      reply.code(error.httpStatus).headers(error.headers).type('application/json; charset=utf-8');
+      return reply.send(stringifyJson(errorEnvelope(error.code, error.message, error.data)));
+    }
+    const code = (error as FastifyError).code;
+    if (error instanceof MalformedJson || (code && FRAMEWORK_ERROR_CODES.has(code))) {
+      const message = error instanceof MalformedJson ? error.message
+        : code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? `Body exceeds ${config.bodyLimitBytes} bytes` : 'Illegal request';
+      req.log.info({ code: 'SYS_ILLEGAL_PARAM', reason: code ?? 'MALFORMED_JSON' }, 'framework rejection');
+      return reply.code(400).type('application/json; charset=utf-8').send(stringifyJson(frameworkRejection(message)));
+    }
+    if ((error as FastifyError).validation) {
+      return reply.code(200).type('application/json; charset=utf-8')
+        .send(stringifyJson(errorEnvelope('DAPI_PARAM_INVALID', `Invalid parameter: ${error.message}`, null)));
+    }
+    req.log.error({ err: error }, 'unexpected failure');
+    return reply.code(500).type('application/json; charset=utf-8')
+      .send(stringifyJson(errorEnvelope('SYS_INTERNAL_ERROR', 'Internal error', null)));
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).type('application/json; charset=utf-8').send(stringifyJson(errorEnvelope('SYS_NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}`, null)));
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Card Issuing and Company Management Service',
+        version: '1.0.0',
+        description: 'Signed HTTP/JSON interface for partners. Every response uses the envelope of D1; `code` is the only success criterion. See docs/api-guide.md.',
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-DAPI-API-KEY' },
+          timestamp: { type: 'apiKey', in: 'header', name: 'X-DAPI-TIMESTAMP', description: '13-digit Unix epoch milliseconds' },
+          nonce: { type: 'apiKey', in: 'header', name: 'X-DAPI-NONCE', description: 'Integer in [10000, 99999], fresh per request' },
+          sign: { type: 'apiKey', in: 'header', name: 'X-DAPI-SIGN', description: 'lowercase hex HmacSHA256(apiKey + timestamp + nonce + payload, secretKey)' },
+          adminToken: { type: 'http', scheme: 'bearer' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(rateLimit, {
+    global: false,
+    hook: 'preValidation',
+    keyGenerator: (req: FastifyRequest) => req.partner?.partnerId ?? req.ip,
+    errorResponseBuilder: () => new ApiError('SYS_RATE_LIMITED'),
+  });
+
+  const adminHook = async (req: FastifyRequest) => {
+    const header = req.headers.authorization ?? '';
+    const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
+    if (!token || !constantTimeEqual(token, config.adminToken)) throw new ApiError('SYS_UNAUTHORIZED');
+  };
+  const partnerHook = async (req: FastifyRequest) => {
+    const header = (name: string) => {
+      const value = req.headers[name];
+      return typeof value === 'string' ? value : undefined;
+    };
+    const queryAt = req.url.indexOf('?');
+    const payload = req.method === 'GET'
+      ? Buffer.from(queryAt === -1 ? '' : req.url.slice(queryAt + 1), 'utf8')
+      : req.rawBody ?? Buffer.alloc(0);
+    req.partner = await authenticatePartner({
+      apiKey: header('x-dapi-api-key'),
+      timestamp: header('x-dapi-timestamp'),
+      nonce: header('x-dapi-nonce'),
+      sign: header('x-dapi-sign'),
+      payload,
+      ip: req.ip,
+    }, ctx);
+  };
+  const authHook = (mode: AuthMode) => (mode === 'partner' ? partnerHook : mode === 'admin' ? adminHook : null);
+  const rateLimitConfig = { max: config.rateLimitMax, timeWindow: config.rateLimitWindowMs };
+
+  for (const def of allRoutes(ctx)) {
+    if (def.sandboxOnly && config.env !== 'sandbox') continue;
+    registerRoute(app, def, { authHook, rateLimit: rateLimitConfig });
+  }
+
+  app.get('/openapi.json', { schema: { hide: true } }, async (_req, reply) => {
+    reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger()));
+  });
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+    try {
+      await db.query('SELECT 1');
+      return { status: 'ready' };
+    } catch {
+      reply.code(503);
+      return { status: 'database unreachable' };
+    }
+  });
+
+  return { app, ctx };
+}

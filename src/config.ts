@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+export type DeploymentEnv = 'sandbox' | 'production';
+
+export interface Config {
+  env: DeploymentEnv;
+  port: number;
+  host: string;
+  /** Folder of the embedded database and generated keys. */
+  dataDir: string;
+  /** PostgreSQL server; when set the embedded database is not used. */
+  databaseUrl: string | null;
+  adminToken: string;
+  /** 32-byte key that wraps every stored secret (partner secret keys, data keys). */
+  masterKey: Buffer;
+  /** D7: accepted when |now - timestamp| <= this. */
+  timestampWindowMs: number;
+  /** Per-partner request budget per window; protects the service from one noisy partner. */
+  rateLimitMax: number;
+  rateLimitWindowMs: number;
+  /** D3: a body over 64 KiB is a framework-level rejection. */
+  bodyLimitBytes: number;
+  /** Base URL partners reach the service at; used in credential retrieval links. */
+  publicBaseUrl: string;
+  /** D14: how long a one-time retrieval link stays valid. */
+  credentialLinkTtlMs: number;
+  smtpUrl: string | null;
+  mailFrom: string;
+  /** Trust X-Forwarded-For from these proxies (fastify trustProxy); false = use the socket address. */
+  trustProxy: string | boolean;
+  logLevel: string;
+  dbPoolSize: number;
+  /** Run background workers (outbox delivery, janitors) in this process. */
+  workers: boolean;
+}
+
+export class ConfigError extends Error {}
+
+const DEFAULT_PORT = 8080;
+const DEFAULT_TIMESTAMP_WINDOW_MS = 5000; // spec 5.4: 5-second window
+const DEFAULT_RATE_LIMIT_MAX = 6000; // per partner per minute: 100 req/s sustained
+const DEFAULT_RATE_LIMIT_WINDOW_MS = 60_000;
+const BODY_LIMIT_BYTES = 64 * 1024; // D3
+const DEFAULT_CREDENTIAL_LINK_TTL_MS = 72 * 3600_000; // three days to act on the email
+const DEFAULT_DB_POOL_SIZE = 10;
+
+function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function parseMasterKey(raw: string, source: string): Buffer {
+  const trimmed = raw.trim();
+  if (!/^[0-9a-fA-F]{64}$/.test(trimmed)) {
+    throw new ConfigError(`${source} must be 64 hexadecimal characters (32 bytes)`);
+  }
+  return Buffer.from(trimmed, 'hex');
+}
+
+/** Reads a generated secret from the data folder, creating it on first start. */
+function generatedSecret(file: string, make: () => string): { value: string; created: boolean } {
+  if (existsSync(file)) return { value: readFileSync(file, 'utf8').trim(), created: false };
+  const value = make();
+  writeFileSync(file, value + '\n', { mode: 0o600 });
+  return { value, created: true };
+}
+
+export interface LoadedConfig {
+  config: Config;
+  /** Lines to print once at start (generated credentials). */
+  notices: string[];
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  const notices: string[] = [];
+  const deployment = env.CARDSVC_ENV ?? 'sandbox';
+  if (deployment !== 'sandbox' && deployment !== 'production') {
+    throw new ConfigError(`CARDSVC_ENV must be "sandbox" or "production", got "${deployment}"`);
+  }
+  const port = intFrom(env, 'PORT', DEFAULT_PORT, 0, 65535);
+  const host = env.HOST || '0.0.0.0';
+  const dataDir = path.resolve(env.DATA_DIR || './data');
+  const databaseUrl = env.DATABASE_URL || null;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  }
+  const needsDataDir = deployment === 'sandbox' && (!env.ADMIN_TOKEN || !env.MASTER_KEY);
+  if (!databaseUrl || needsDataDir) mkdirSync(dataDir, { recursive: true });
+
+  let adminToken = env.ADMIN_TOKEN ?? '';
+  if (!adminToken) {
+    if (deployment === 'production') throw new ConfigError('ADMIN_TOKEN is required in production');
+    const generated = generatedSecret(path.join(dataDir, 'admin-token'), () => randomBytes(24).toString('hex'));
+    adminToken = generated.value;
+    if (generated.created) notices.push(`Generated ADMIN_TOKEN (stored in ${path.join(dataDir, 'admin-token')}): ${adminToken}`);
+  } else if (adminToken.length < 16) {
+    throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
+  }
+
+  let masterKey: Buffer;
+  if (env.MASTER_KEY) {
+    masterKey = parseMasterKey(env.MASTER_KEY, 'MASTER_KEY');
+  } else {
+    if (deployment === 'production') throw new ConfigError('MASTER_KEY is required in production (64 hex characters)');
+    const file = path.join(dataDir, 'master.key');
+    const generated = generatedSecret(file, () => randomBytes(32).toString('hex'));
+    masterKey = parseMasterKey(generated.value, file);
+    if (generated.created) notices.push(`Generated MASTER_KEY into ${file}; back it up: stored secrets cannot be read without it`);
+  }
+
+  const publicBaseUrl = (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  const trustProxyRaw = env.TRUST_PROXY ?? '';
+  const trustProxy = trustProxyRaw === '' || trustProxyRaw === 'false' ? false : trustProxyRaw === 'true' ? true : trustProxyRaw;
+
+  const config: Config = {
+    env: deployment,
+    port,
+    host,
+    dataDir,
+    databaseUrl,
+    adminToken,
+    masterKey,
+    timestampWindowMs: intFrom(env, 'TIMESTAMP_WINDOW_MS', DEFAULT_TIMESTAMP_WINDOW_MS, 1000, 300_000),
+    rateLimitMax: intFrom(env, 'RATE_LIMIT_MAX', DEFAULT_RATE_LIMIT_MAX, 1, 10_000_000),
+    rateLimitWindowMs: intFrom(env, 'RATE_LIMIT_WINDOW_MS', DEFAULT_RATE_LIMIT_WINDOW_MS, 1000, 3_600_000),
+    bodyLimitBytes: BODY_LIMIT_BYTES,
+    publicBaseUrl,
+    credentialLinkTtlMs: intFrom(env, 'CREDENTIAL_LINK_TTL_MS', DEFAULT_CREDENTIAL_LINK_TTL_MS, 60_000, 30 * 24 * 3600_000),
+    smtpUrl: env.SMTP_URL || null,
+    mailFrom: env.MAIL_FROM || 'cardsvc@localhost',
+    trustProxy,
+    logLevel: env.LOG_LEVEL || 'info',
+    dbPoolSize: intFrom(env, 'DB_POOL_SIZE', DEFAULT_DB_POOL_SIZE, 1, 200),
+    workers: env.WORKERS !== 'false',
+  };
+  return { config, notices };
+}

@@ -1,0 +1,37 @@
+import { Type } from 'typebox';
+import { newId } from '../../platform/crypto/secrets.ts';
+import type { Db } from '../../platform/db/db.ts';
+import { ASSET_MAX_SCALE, parseAmount, toDb, toWire } from '../../platform/money.ts';
+import { Money } from '../../platform/http/schema.ts';
+import { route, type RouteDef } from '../../platform/http/router.ts';
+
+const AMOUNT_RULES = { maxScale: ASSET_MAX_SCALE, sign: 'any' } as const;
+
+/**
+ * Sandbox-only probe for D4: the amount is parsed losslessly, stored in a NUMERIC column, read back
+ * and answered as a JSON number with the same digits. Partners use it to check their JSON stack.
+ */
+export function diagnosticsRoutes(deps: { db: Db }): RouteDef[] {
+  return [
+    route({
+      method: 'POST',
+      url: '/open-api/sandbox/v1/decimal-echo',
+      auth: 'partner',
+      tag: 'Sandbox',
+      summary: 'Store an exact decimal and read it back (D4)',
+      sandboxOnly: true,
+      body: Type.Object({ amount: Money(AMOUNT_RULES) }),
+      data: Type.Object({ probeId: Type.String(), amount: Money(AMOUNT_RULES) }),
+      errors: [],
+      handler: async ({ body, partner }) => {
+        const value = parseAmount('amount', body.amount, AMOUNT_RULES);
+        const probeId = newId('dp');
+        const [row] = await deps.db.query<{ amount: string }>(
+          'INSERT INTO decimal_probes (probe_id, partner_id, amount) VALUES ($1, $2, $3::numeric) RETURNING amount::text AS amount',
+          [probeId, partner.partnerId, toDb(value)],
+        );
+        return { probeId, amount: toWire(row.amount) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,79 @@
+import type { Config } from '../../config.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { unseal, hmacSha256Hex, constantTimeEqual } from '../../platform/crypto/secrets.ts';
+import type { Db } from '../../platform/db/db.ts';
+import { ApiError } from '../../platform/errors.ts';
+import { ipAllowed } from '../../platform/http/ip.ts';
+import { findPartnerByApiKey, recordNonce, type Partner } from './store.ts';
+
+export interface SignedRequest {
+  apiKey: string | undefined;
+  timestamp: string | undefined;
+  nonce: string | undefined;
+  sign: string | undefined;
+  /** D6: the raw query string (GET) or the raw body bytes (other methods). */
+  payload: Buffer;
+  ip: string;
+}
+
+export interface AuthenticatedPartner extends Partner {
+  apiKey: string;
+  secretKey: string;
+}
+
+const TIMESTAMP_FORMAT = /^\d{13}$/; // 5.2: 13-digit epoch milliseconds
+const NONCE_FORMAT = /^[1-9]\d{4}$/; // 5.2: integer in [10000, 99999]
+const API_KEY_FORMAT = /^[0-9a-f]{32}$/; // D8
+
+/** Decrypted secret keys by their ciphertext: the ciphertext changes whenever the key does. */
+const secretCache = new Map<string, string>();
+const SECRET_CACHE_MAX = 10_000;
+
+export function partnerSecretContext(partnerId: string): string {
+  return `partner-secret:${partnerId}`;
+}
+
+function secretKeyOf(partner: Partner, masterKey: Buffer): string {
+  const sealed = partner.secretKeyEnc!;
+  let secret = secretCache.get(sealed);
+  if (secret === undefined) {
+    secret = unseal(masterKey, sealed, partnerSecretContext(partner.partnerId));
+    if (secretCache.size >= SECRET_CACHE_MAX) secretCache.clear();
+    secretCache.set(sealed, secret);
+  }
+  return secret;
+}
+
+/**
+ * 5.2-5.4 with D5-D7, checks in the order of D5: API key -> IP whitelist -> timestamp format ->
+ * timestamp window -> nonce format -> signature -> replay. Only a correctly signed request reaches
+ * the replay store, so unsigned traffic cannot poison it; every rejection writes nothing.
+ */
+export async function authenticatePartner(
+  req: SignedRequest,
+  deps: { db: Db; config: Config; clock: Clock },
+): Promise<AuthenticatedPartner> {
+  const { apiKey } = req;
+  if (!apiKey || !API_KEY_FORMAT.test(apiKey)) throw new ApiError('DAPI_API_KEY_INVALID');
+  const partner = await findPartnerByApiKey(deps.db, apiKey);
+  if (!partner || partner.status !== 'ACTIVE' || !partner.secretKeyEnc) throw new ApiError('DAPI_API_KEY_INVALID');
+
+  if (!ipAllowed(partner.ipWhitelist.api, req.ip, deps.config.env)) throw new ApiError('DAPI_IP_NOT_ALLOWED');
+
+  if (!req.timestamp || !TIMESTAMP_FORMAT.test(req.timestamp)) throw new ApiError('DAPI_TIMESTAMP_FORMAT_ERROR');
+  const timestampMs = Number(req.timestamp);
+  if (Math.abs(deps.clock.now() - timestampMs) > deps.config.timestampWindowMs) {
+    throw new ApiError('DAPI_TIMESTAMP_EXPIRED');
+  }
+
+  if (!req.nonce || !NONCE_FORMAT.test(req.nonce)) throw new ApiError('DAPI_NONCE_INVALID');
+
+  const secretKey = secretKeyOf(partner, deps.config.masterKey);
+  const signed = Buffer.concat([Buffer.from(apiKey + req.timestamp + req.nonce, 'utf8'), req.payload]);
+  const expected = hmacSha256Hex(secretKey, signed);
+  if (!req.sign || !constantTimeEqual(req.sign, expected)) throw new ApiError('DAPI_SIGN_INVALID');
+
+  if (!(await recordNonce(deps.db, apiKey, timestampMs, Number(req.nonce)))) throw new ApiError('DAPI_NONCE_REPLAYED');
+
+  return { ...partner, apiKey, secretKey };
+}

@@ -1,0 +1,195 @@
+import { createPublicKey } from 'node:crypto';
+import type { Config } from '../../config.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { newApiKey, newId, newSecretKey, seal, sha256Hex } from '../../platform/crypto/secrets.ts';
+import type { Db } from '../../platform/db/db.ts';
+import { ApiError, paramInvalid } from '../../platform/errors.ts';
+import { isValidWhitelistEntry, normalizeIp } from '../../platform/http/ip.ts';
+import type { Mailer } from '../../platform/mail.ts';
+import { partnerSecretContext } from './authenticate.ts';
+import {
+  consumeCredentialLink, findCredentialLinkForUpdate, findPartnerById, insertCredentialLink, insertPartner,
+  setPartnerCredentials, updatePartnerSettings, type IpWhitelist, type Partner, type SecureCardIvMode,
+} from './store.ts';
+
+export interface PartnerDeps {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  mailer: Mailer;
+}
+
+export interface PartnerInput {
+  name?: string;
+  pciCertified?: boolean;
+  webhookUrl?: string | null;
+  authUrl?: string | null;
+  externalPublicKey?: string | null;
+  ipWhitelist?: Partial<IpWhitelist>;
+  secureCardIvMode?: SecureCardIvMode;
+  status?: Partner['status'];
+}
+
+const WHITELIST_KINDS = ['api', 'webhook', 'auth', 'retrieval'] as const;
+const EXTRACT_KEY_LENGTH = 48;
+export const SECRET_EXTRACT_PATH = '/internal/open-api/v1/secret-extract/';
+
+function checkWhitelist(list: Partial<IpWhitelist> | undefined, base: IpWhitelist): IpWhitelist {
+  const merged: IpWhitelist = { ...base };
+  for (const kind of WHITELIST_KINDS) {
+    const entries = list?.[kind];
+    if (entries === undefined) continue;
+    for (const entry of entries) {
+      if (!isValidWhitelistEntry(entry)) throw paramInvalid(`ipWhitelist.${kind}`, `"${entry}" is not an IP address or CIDR block`);
+    }
+    merged[kind] = [...new Set(entries)];
+  }
+  return merged;
+}
+
+/** 5.6 and D50: the single-line Base64 of an X.509 SubjectPublicKeyInfo of a 2048-bit RSA key. */
+function checkExternalPublicKey(value: string | null | undefined): void {
+  if (value === null || value === undefined) return;
+  try {
+    const key = createPublicKey({ key: Buffer.from(value, 'base64'), format: 'der', type: 'spki' });
+    if (key.asymmetricKeyType !== 'rsa' || key.asymmetricKeyDetails?.modulusLength !== 2048) {
+      throw new Error('not RSA-2048');
+    }
+  } catch {
+    throw paramInvalid('externalPublicKey', 'must be the Base64 X.509 SubjectPublicKeyInfo of a 2048-bit RSA key');
+  }
+}
+
+export function partnerView(p: Partner) {
+  return {
+    partnerId: p.partnerId,
+    name: p.name,
+    apiKey: p.apiKey,
+    pciCertified: p.pciCertified,
+    webhookUrl: p.webhookUrl,
+    authUrl: p.authUrl,
+    externalPublicKey: p.externalPublicKey,
+    ipWhitelist: p.ipWhitelist,
+    secureCardIvMode: p.secureCardIvMode,
+    status: p.status,
+    createTime: p.createdAt.toISOString(),
+    modifyTime: p.updatedAt.toISOString(),
+  };
+}
+
+/** D13: sandbox hands out credentials at once; production only through the retrieval link (4.1). */
+export async function createPartner(deps: PartnerDeps, input: PartnerInput & { name: string }) {
+  checkExternalPublicKey(input.externalPublicKey);
+  const ipWhitelist = checkWhitelist(input.ipWhitelist, { api: [], webhook: [], auth: [], retrieval: [] });
+  const partnerId = newId('pt');
+  const direct = deps.config.env === 'sandbox';
+  const apiKey = direct ? newApiKey() : null;
+  const secretKey = direct ? newSecretKey() : null;
+  const partner = await insertPartner(deps.db, {
+    partnerId,
+    name: input.name,
+    apiKey,
+    secretKeyEnc: secretKey ? seal(deps.config.masterKey, secretKey, partnerSecretContext(partnerId)) : null,
+    pciCertified: input.pciCertified ?? false,
+    webhookUrl: input.webhookUrl ?? null,
+    authUrl: input.authUrl ?? null,
+    externalPublicKey: input.externalPublicKey ?? null,
+    ipWhitelist,
+    secureCardIvMode: input.secureCardIvMode ?? 'SHARED',
+  });
+  return { ...partnerView(partner), partnerId, apiKey, secretKey };
+}
+
+export async function updatePartner(deps: PartnerDeps, partnerId: string, input: PartnerInput) {
+  checkExternalPublicKey(input.externalPublicKey);
+  return deps.db.tx(async (q) => {
+    const current = await findPartnerById(q, partnerId, true);
+    if (!current) throw new ApiError('PARTNER_INVALID');
+    const updated = await updatePartnerSettings(q, partnerId, {
+      name: input.name ?? current.name,
+      pciCertified: input.pciCertified ?? current.pciCertified,
+      webhookUrl: input.webhookUrl !== undefined ? input.webhookUrl : current.webhookUrl,
+      authUrl: input.authUrl !== undefined ? input.authUrl : current.authUrl,
+      externalPublicKey: input.externalPublicKey !== undefined ? input.externalPublicKey : current.externalPublicKey,
+      ipWhitelist: checkWhitelist(input.ipWhitelist, current.ipWhitelist),
+      secureCardIvMode: input.secureCardIvMode ?? current.secureCardIvMode,
+      status: input.status ?? current.status,
+    });
+    return partnerView(updated);
+  });
+}
+
+function howToUse(extractUrl: string): string {
+  return `Call GET ${extractUrl}{extractSecretKey} once, from the retrieval IP you registered. ` +
+    'The answer carries your apiKey and secretKey; the link then stops working.';
+}
+
+const RETRIEVAL_NOTES =
+  'Store the secretKey in a secret manager; it is never sent in a request, only used to sign. ' +
+  'If retrieval fails, the link may already be consumed and the credentials compromised: contact the service team ' +
+  'to have new credentials issued through a new link.';
+
+/** 4.1 and D14: creates a one-time retrieval link and mails it to the partner's secure address. */
+export async function createCredentialLink(deps: PartnerDeps, input: { partnerId: string; email: string; retrievalIp: string }) {
+  if (!isValidWhitelistEntry(input.retrievalIp) || input.retrievalIp.includes('/')) {
+    throw paramInvalid('retrievalIp', 'must be a single IP address');
+  }
+  const extractSecretKey = newSecretKey(EXTRACT_KEY_LENGTH);
+  const extractUrl = deps.config.publicBaseUrl + SECRET_EXTRACT_PATH;
+  const expireTime = new Date(deps.clock.now() + deps.config.credentialLinkTtlMs);
+  const linkId = newId('cl');
+  const mailId = await deps.db.tx(async (q) => {
+    const partner = await findPartnerById(q, input.partnerId);
+    if (!partner) throw new ApiError('PARTNER_INVALID');
+    await insertCredentialLink(q, {
+      linkId, partnerId: partner.partnerId, extractKeyHash: sha256Hex(extractSecretKey), email: input.email,
+      retrievalIp: normalizeIp(input.retrievalIp), expireTime,
+    });
+    return deps.mailer.enqueue(q, {
+      to: input.email,
+      subject: 'Your card-issuing API credentials: one-time retrieval link',
+      body: [
+        `extractUrl: ${extractUrl}`,
+        `extractSecretKey: ${extractSecretKey}`,
+        `expireTime: ${expireTime.toISOString()}`,
+        `retrieval IP: ${normalizeIp(input.retrievalIp)}`,
+        '',
+        howToUse(extractUrl),
+        RETRIEVAL_NOTES,
+      ].join('\n'),
+    });
+  });
+  await deps.mailer.deliver(mailId);
+  return { linkId, partnerId: input.partnerId, email: input.email, retrievalIp: normalizeIp(input.retrievalIp), expireTime: expireTime.toISOString(), extractUrl };
+}
+
+/**
+ * 4.1 and D14: the partner presents the extract key from the registered IP once. A wrong IP does not
+ * consume the link (so a leaked link cannot be burnt from elsewhere); success issues fresh credentials,
+ * which replace any earlier ones.
+ */
+export async function extractCredentials(deps: PartnerDeps, extractSecretKey: string, ip: string) {
+  if (!/^[A-Za-z0-9]{1,128}$/.test(extractSecretKey)) throw new ApiError('SECRET_EXTRACT_INVALID');
+  const now = new Date(deps.clock.now());
+  return deps.db.tx(async (q) => {
+    const link = await findCredentialLinkForUpdate(q, sha256Hex(extractSecretKey));
+    if (!link) throw new ApiError('SECRET_EXTRACT_INVALID');
+    if (normalizeIp(ip) !== link.retrievalIp) throw new ApiError('DAPI_IP_NOT_ALLOWED');
+    if (link.consumedAt) throw new ApiError('SECRET_EXTRACT_INVALID');
+    if (link.expireTime.getTime() <= now.getTime()) throw new ApiError('SECRET_EXTRACT_EXPIRED');
+    const apiKey = newApiKey();
+    const secretKey = newSecretKey();
+    await setPartnerCredentials(q, link.partnerId, apiKey, seal(deps.config.masterKey, secretKey, partnerSecretContext(link.partnerId)));
+    await consumeCredentialLink(q, link.linkId, now);
+    const extractUrl = deps.config.publicBaseUrl + SECRET_EXTRACT_PATH;
+    return {
+      apiKey,
+      secretKey,
+      expireTime: link.expireTime.toISOString(),
+      extractSecretKey,
+      extractUrl,
+      howToUse: howToUse(extractUrl),
+      notes: RETRIEVAL_NOTES,
+    };
+  });
+}

@@ -1,0 +1,146 @@
+import type { Queryable } from '../../platform/db/db.ts';
+
+export interface IpWhitelist {
+  api: string[];
+  webhook: string[];
+  auth: string[];
+  retrieval: string[];
+}
+
+export type SecureCardIvMode = 'SHARED' | 'PER_FIELD';
+
+export interface Partner {
+  partnerId: string;
+  name: string;
+  apiKey: string | null;
+  secretKeyEnc: string | null;
+  pciCertified: boolean;
+  webhookUrl: string | null;
+  authUrl: string | null;
+  externalPublicKey: string | null;
+  ipWhitelist: IpWhitelist;
+  secureCardIvMode: SecureCardIvMode;
+  status: 'ACTIVE' | 'DISABLED';
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const COLUMNS = `partner_id AS "partnerId", name, api_key AS "apiKey", secret_key_enc AS "secretKeyEnc",
+  pci_certified AS "pciCertified", webhook_url AS "webhookUrl", auth_url AS "authUrl",
+  external_public_key AS "externalPublicKey", ip_whitelist AS "ipWhitelist",
+  secure_card_iv_mode AS "secureCardIvMode", status, created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+export async function findPartnerByApiKey(q: Queryable, apiKey: string): Promise<Partner | null> {
+  const rows = await q.query<Partner>(`SELECT ${COLUMNS} FROM partners WHERE api_key = $1`, [apiKey]);
+  return rows[0] ?? null;
+}
+
+export async function findPartnerById(q: Queryable, partnerId: string, forUpdate = false): Promise<Partner | null> {
+  const rows = await q.query<Partner>(
+    `SELECT ${COLUMNS} FROM partners WHERE partner_id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
+    [partnerId],
+  );
+  return rows[0] ?? null;
+}
+
+export interface NewPartner {
+  partnerId: string;
+  name: string;
+  apiKey: string | null;
+  secretKeyEnc: string | null;
+  pciCertified: boolean;
+  webhookUrl: string | null;
+  authUrl: string | null;
+  externalPublicKey: string | null;
+  ipWhitelist: IpWhitelist;
+  secureCardIvMode: SecureCardIvMode;
+}
+
+export async function insertPartner(q: Queryable, p: NewPartner): Promise<Partner> {
+  const rows = await q.query<Partner>(
+    `INSERT INTO partners (partner_id, name, api_key, secret_key_enc, pci_certified, webhook_url, auth_url,
+       external_public_key, ip_whitelist, secure_card_iv_mode)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
+    [p.partnerId, p.name, p.apiKey, p.secretKeyEnc, p.pciCertified, p.webhookUrl, p.authUrl, p.externalPublicKey,
+      JSON.stringify(p.ipWhitelist), p.secureCardIvMode],
+  );
+  return rows[0];
+}
+
+export type PartnerSettings = Omit<NewPartner, 'partnerId' | 'apiKey' | 'secretKeyEnc'> & { status: Partner['status'] };
+
+export async function updatePartnerSettings(q: Queryable, partnerId: string, s: PartnerSettings): Promise<Partner> {
+  const rows = await q.query<Partner>(
+    `UPDATE partners SET name = $2, pci_certified = $3, webhook_url = $4, auth_url = $5, external_public_key = $6,
+       ip_whitelist = $7, secure_card_iv_mode = $8, status = $9, updated_at = now()
+     WHERE partner_id = $1 RETURNING ${COLUMNS}`,
+    [partnerId, s.name, s.pciCertified, s.webhookUrl, s.authUrl, s.externalPublicKey, JSON.stringify(s.ipWhitelist),
+      s.secureCardIvMode, s.status],
+  );
+  return rows[0];
+}
+
+export async function setPartnerCredentials(q: Queryable, partnerId: string, apiKey: string, secretKeyEnc: string): Promise<void> {
+  await q.query(
+    `UPDATE partners SET api_key = $2, secret_key_enc = $3, updated_at = now() WHERE partner_id = $1`,
+    [partnerId, apiKey, secretKeyEnc],
+  );
+}
+
+export async function listPartners(q: Queryable, limit: number, offset: number): Promise<{ total: number; rows: Partner[] }> {
+  const [{ total }] = await q.query<{ total: number }>('SELECT count(*)::int AS total FROM partners');
+  const rows = await q.query<Partner>(
+    `SELECT ${COLUMNS} FROM partners ORDER BY created_at DESC, partner_id DESC LIMIT $1 OFFSET $2`,
+    [limit, offset],
+  );
+  return { total, rows };
+}
+
+/** Replay store (D7): true when (apiKey, timestamp, nonce) was new and is now recorded. */
+export async function recordNonce(q: Queryable, apiKey: string, timestampMs: number, nonce: number): Promise<boolean> {
+  const rows = await q.query(
+    'INSERT INTO replay_nonces (api_key, ts, nonce) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1 AS ok',
+    [apiKey, timestampMs, nonce],
+  );
+  return rows.length === 1;
+}
+
+/** Entries older than this can never be replayed: their timestamp is outside the window. */
+export async function deleteNoncesBefore(q: Queryable, timestampMs: number): Promise<void> {
+  await q.query('DELETE FROM replay_nonces WHERE ts < $1', [timestampMs]);
+}
+
+export interface CredentialLink {
+  linkId: string;
+  partnerId: string;
+  email: string;
+  retrievalIp: string;
+  expireTime: Date;
+  consumedAt: Date | null;
+}
+
+const LINK_COLUMNS = `link_id AS "linkId", partner_id AS "partnerId", email, retrieval_ip AS "retrievalIp",
+  expire_time AS "expireTime", consumed_at AS "consumedAt"`;
+
+export async function insertCredentialLink(
+  q: Queryable,
+  link: { linkId: string; partnerId: string; extractKeyHash: string; email: string; retrievalIp: string; expireTime: Date },
+): Promise<void> {
+  await q.query(
+    `INSERT INTO credential_links (link_id, partner_id, extract_key_hash, email, retrieval_ip, expire_time)
+     VALUES ($1, $2, $3, $4, $5, $6)`,
+    [link.linkId, link.partnerId, link.extractKeyHash, link.email, link.retrievalIp, link.expireTime],
+  );
+}
+
+export async function findCredentialLinkForUpdate(q: Queryable, extractKeyHash: string): Promise<CredentialLink | null> {
+  const rows = await q.query<CredentialLink>(
+    `SELECT ${LINK_COLUMNS} FROM credential_links WHERE extract_key_hash = $1 FOR UPDATE`,
+    [extractKeyHash],
+  );
+  return rows[0] ?? null;
+}
+
+export async function consumeCredentialLink(q: Queryable, linkId: string, at: Date): Promise<void> {
+  await q.query('UPDATE credential_links SET consumed_at = $2 WHERE link_id = $1', [linkId, at]);
+}

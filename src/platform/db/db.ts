@@ -1,0 +1,94 @@
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+
+/** Anything SQL can be sent to: the database itself or an open transaction. */
+export interface Queryable {
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Db extends Queryable {
+  readonly kind: 'embedded' | 'postgres';
+  /** Runs fn in one transaction: committed when fn resolves, rolled back when it throws. */
+  tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+// NUMERIC and BIGINT come back as strings on both databases: money never passes through a JS number.
+const NUMERIC_OID = 1700;
+const INT8_OID = 20;
+pg.types.setTypeParser(NUMERIC_OID, (v) => v);
+pg.types.setTypeParser(INT8_OID, (v) => v);
+
+export async function openEmbedded(dataDir: string | null): Promise<Db> {
+  const parsers = { [NUMERIC_OID]: (v: string) => v, [INT8_OID]: (v: string) => v };
+  const lite = dataDir ? new PGlite(dataDir, { parsers }) : new PGlite({ parsers });
+  await lite.waitReady;
+  const wrap = (q: { query: PGlite['query']; exec: PGlite['exec'] }): Queryable => ({
+    async query<T>(sql: string, params?: unknown[]) {
+      const result = await q.query<T>(sql, params as unknown[]);
+      return result.rows;
+    },
+    async exec(sql: string) {
+      await q.exec(sql);
+    },
+  });
+  return {
+    kind: 'embedded',
+    ...wrap(lite),
+    tx: (fn) => lite.transaction((t) => fn(wrap(t))),
+    close: () => lite.close(),
+  };
+}
+
+export interface PostgresOptions {
+  connectionString: string;
+  poolSize: number;
+  /** Search path for every connection; tests use a fresh schema per run. */
+  schema?: string;
+}
+
+export async function openPostgres(options: PostgresOptions): Promise<Db> {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.poolSize,
+    options: options.schema ? `-c search_path=${options.schema}` : undefined,
+  });
+  // An idle client's network error must not crash the process; the pool replaces the client.
+  pool.on('error', () => {});
+  const client = await pool.connect();
+  client.release();
+  return {
+    kind: 'postgres',
+    async query<T>(sql: string, params?: unknown[]) {
+      const result = await pool.query(sql, params);
+      return result.rows as T[];
+    },
+    async tx<T>(fn: (q: Queryable) => Promise<T>) {
+      const conn = await pool.connect();
+      try {
+        await conn.query('BEGIN');
+        const result = await fn({
+          async query<R>(sql: string, params?: unknown[]) {
+            return (await conn.query(sql, params)).rows as R[];
+          },
+          async exec(sql: string) {
+            await conn.query(sql);
+          },
+        });
+        await conn.query('COMMIT');
+        return result;
+      } catch (err) {
+        await conn.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        conn.release();
+      }
+    },
+    async exec(sql) {
+      await pool.query(sql);
+    },
+    close: () => pool.end(),
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * THE error catalog: every code the service can answer with, its HTTP status (D2) and a default
+ * message. Codes come from spec section 7 and the decisions (D5, D14, "Errors added by these
+ * decisions"). A test checks that every code used in src/ is here and that every code of the
+ * spec and decisions is here.
+ */
+export const ERROR_CATALOG = {
+  SYS_SUCCESS: { httpStatus: 200, message: 'Success' },
+  // Framework and platform (D2, D3).
+  SYS_ILLEGAL_PARAM: { httpStatus: 400, message: 'Illegal request' },
+  SYS_NOT_FOUND: { httpStatus: 404, message: 'No such path' },
+  SYS_RATE_LIMITED: { httpStatus: 429, message: 'Too many requests; retry after the interval in Retry-After' },
+  SYS_INTERNAL_ERROR: { httpStatus: 500, message: 'Internal error' },
+  SYS_UNAUTHORIZED: { httpStatus: 401, message: 'Missing or wrong admin bearer token' },
+  // Authentication (D5): 401 except the IP whitelist (403).
+  DAPI_API_KEY_INVALID: { httpStatus: 401, message: 'Missing or unknown API key' },
+  DAPI_SIGN_INVALID: { httpStatus: 401, message: 'Missing or wrong signature' },
+  DAPI_NONCE_INVALID: { httpStatus: 401, message: 'Nonce must be an integer in [10000, 99999]' },
+  DAPI_NONCE_REPLAYED: { httpStatus: 401, message: 'A request with this API key, timestamp and nonce was already accepted' },
+  DAPI_TIMESTAMP_FORMAT_ERROR: { httpStatus: 401, message: 'Timestamp must be 13-digit Unix epoch milliseconds' },
+  DAPI_TIMESTAMP_EXPIRED: { httpStatus: 401, message: 'Timestamp outside the accepted window' },
+  DAPI_IP_NOT_ALLOWED: { httpStatus: 403, message: 'Caller address is not on the whitelist' },
+  // Business codes (section 7 and decisions): HTTP 200, the code is the only success criterion.
+  DAPI_PARAM_INVALID: { httpStatus: 200, message: 'Invalid parameter' },
+  SECRET_EXTRACT_INVALID: { httpStatus: 200, message: 'Retrieval link is invalid or already used' },
+  SECRET_EXTRACT_EXPIRED: { httpStatus: 200, message: 'Retrieval link has expired' },
+  PARTNER_INVALID: { httpStatus: 200, message: 'Partner does not exist' },
+  APPLY_NOT_FOUND: { httpStatus: 200, message: 'Card application not found' },
+  CARD_INVALID: { httpStatus: 200, message: 'Card does not exist or is not active' },
+  PCI_NOT_CERTIFIED: { httpStatus: 200, message: 'Partner is not on the PCI allowlist' },
+  CARD_NOT_DEDICATED: { httpStatus: 200, message: 'Card is not a dedicated-balance card' },
+  UNSUPPORTED_CURRENCY: { httpStatus: 200, message: 'Unsupported currency' },
+  CURRENCY_NOT_ALLOWED: { httpStatus: 200, message: 'Currency not allowed' },
+  SUBJECT_INVALID: { httpStatus: 200, message: 'Subject is missing or invalid' },
+  SUBJECT_TYPE_NOT_ALLOWED: { httpStatus: 200, message: 'Subject type not allowed' },
+  CUSTOMER_INVALID: { httpStatus: 200, message: 'Employee does not exist or is not in a valid state' },
+  KYC_IN_REVIEW: { httpStatus: 200, message: 'A KYC review is in progress' },
+  KYC_NOT_APPROVED: { httpStatus: 200, message: 'Employee KYC is not approved' },
+  COUNTRY_SANCTIONED: { httpStatus: 200, message: 'Country is sanctioned' },
+  STATUS_CONFLICT: { httpStatus: 200, message: 'Subject is not ACTIVE' },
+  ORGANIZATION_INVALID: { httpStatus: 200, message: 'Organization does not exist' },
+  ORGANIZATION_REF_DUPLICATE: { httpStatus: 200, message: 'organizationRef already used' },
+  CUSTOMER_REF_DUPLICATE: { httpStatus: 200, message: 'customerRef already used in this organization' },
+  BALANCE_ALERT_CURRENCY_NO_POOL: { httpStatus: 200, message: 'The company has no funding pool in this currency' },
+  CARD_APPLY_REF_DUPLICATE: { httpStatus: 200, message: 'cardApplyRef already used' },
+  CARD_PROFILE_INVALID: { httpStatus: 200, message: 'Card profile does not exist or is not active' },
+  VELOCITY_RULE_NOT_FOUND: { httpStatus: 200, message: 'Velocity rule not found' },
+  VELOCITY_RULE_VERSION_CONFLICT: { httpStatus: 200, message: 'ruleVersion does not match; re-query and retry' },
+  VELOCITY_RULE_STATUS_INVALID: { httpStatus: 200, message: 'Rule status forbids this change' },
+  VELOCITY_RULE_CURRENCY_MISMATCH: { httpStatus: 200, message: 'Rule shares no currency with the card settlement currencies' },
+  INSUFFICIENT_BALANCE: { httpStatus: 200, message: 'Insufficient balance' },
+  EXTERNAL_TRAN_ID_DUPLICATE: { httpStatus: 200, message: 'externalTranId already used' },
+  VERIFICATION_CODE_INVALID: { httpStatus: 200, message: 'Verification code is wrong, expired or used' },
+  CAPABILITY_FROZEN: { httpStatus: 200, message: 'Capability is frozen' },
+  EVENT_NOT_FOUND: { httpStatus: 200, message: 'Event not found' },
+} as const satisfies Record<string, { httpStatus: number; message: string }>;
+
+export type ErrorCode = Exclude<keyof typeof ERROR_CATALOG, 'SYS_SUCCESS'>;
+
+export interface ErrorData {
+  errorCode?: string;
+  errorMsg?: string;
+}
+
+/** An expected failure: answered with its code, never logged as a crash. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly httpStatus: number;
+  readonly data: ErrorData | null;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message?: string, options: { data?: ErrorData; headers?: Record<string, string> } = {}) {
+    super(message ?? ERROR_CATALOG[code].message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.httpStatus = ERROR_CATALOG[code].httpStatus;
+    this.data = options.data ?? null;
+    this.headers = options.headers ?? {};
+  }
+}
+
+/** D10: a bound or format violation names the field. */
+export function paramInvalid(field: string, reason: string): ApiError {
+  return new ApiError('DAPI_PARAM_INVALID', `Invalid parameter ${field}: ${reason}`);
+}
+
+/** A broken invariant: a bug to surface loudly, never an expected failure. */
+export function invariant(condition: unknown, what: string): asserts condition {
+  if (!condition) throw new Error(`Invariant violated: ${what}`);
+}

@@ -1,0 +1,80 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import { ApiError } from '../errors.ts';
+import { amountViolation, type AmountRules } from '../money.ts';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+/** Schema keyword marking an exact decimal amount (see Money() in schema.ts). */
+export const DECIMAL_KEYWORD = 'x-decimal';
+
+function newAjv(coerceTypes: boolean): Ajv {
+  const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes, useDefaults: true, removeAdditional: false });
+  addFormats(ajv);
+  ajv.addKeyword({
+    keyword: DECIMAL_KEYWORD,
+    errors: true,
+    validate: function validateDecimal(rules: AmountRules, data: unknown): boolean {
+      const violation = amountViolation(data, rules);
+      if (violation === null) return true;
+      (validateDecimal as unknown as { errors: Partial<ErrorObject>[] }).errors = [
+        { keyword: DECIMAL_KEYWORD, message: violation, params: {} },
+      ];
+      return false;
+    },
+  });
+  return ajv;
+}
+
+// Bodies are strict JSON (no coercion: "10" is not a number); query strings are all text, so they
+// are coerced to the declared types.
+const bodyAjv = newAjv(false);
+const queryAjv = newAjv(true);
+
+/**
+ * Amounts are LosslessNumber objects at run time, so the compiled copy of a schema drops `type`
+ * from decimal nodes and lets the x-decimal keyword check them; the published OpenAPI document
+ * keeps `type: number`.
+ */
+function forRuntime(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(forRuntime);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  const node = schema as Record<string, unknown>;
+  for (const [key, value] of Object.entries(node)) out[key] = forRuntime(value);
+  if (DECIMAL_KEYWORD in node) delete out.type;
+  return out;
+}
+
+function fieldOf(error: ErrorObject): string {
+  const path = error.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  if (error.keyword === 'required') {
+    const missing = (error.params as { missingProperty: string }).missingProperty;
+    return path ? `${path}.${missing}` : missing;
+  }
+  return path || '(root)';
+}
+
+function describe(error: ErrorObject): string {
+  if (error.keyword === 'required') return 'is required';
+  if (error.keyword === 'enum') {
+    return `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+  }
+  return error.message ?? 'is invalid';
+}
+
+/** D10: every violation is DAPI_PARAM_INVALID naming the field. */
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const ajv = httpPart === 'body' ? bodyAjv : queryAjv;
+  const validate: ValidateFunction = ajv.compile(forRuntime(schema) as object);
+  return (data: unknown) => {
+    if (httpPart === 'body' && (data === null || typeof data !== 'object' || Array.isArray(data))) {
+      return { error: new ApiError('DAPI_PARAM_INVALID', 'Invalid parameter (root): body must be a JSON object') };
+    }
+    if (validate(data)) return { value: data };
+    const first = validate.errors![0];
+    const field = fieldOf(first);
+    return { error: new ApiError('DAPI_PARAM_INVALID', `Invalid parameter ${field}: ${describe(first)}`) };
+  };
+};

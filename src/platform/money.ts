@@ -1,0 +1,76 @@
+import { Decimal } from 'decimal.js';
+import { isLosslessNumber, LosslessNumber } from 'lossless-json';
+import { invariant, paramInvalid } from './errors.ts';
+
+/**
+ * Exact money (D4). Amounts arrive as LosslessNumber (or a JS number for a safe integer) from the
+ * lossless body parser, are computed with decimal.js, travel to the database as strings into
+ * NUMERIC columns, and leave as LosslessNumber so the JSON writer prints their exact digits.
+ */
+const ExactDecimal = Decimal.clone({ precision: 80, rounding: Decimal.ROUND_HALF_UP, toExpNeg: -100, toExpPos: 100 });
+export type Amount = InstanceType<typeof ExactDecimal>;
+
+/** Scale of corporate currencies (USD, HKD) and of managed-balance assets (D4). */
+export const CORPORATE_SCALE = 2;
+export const ASSET_MAX_SCALE = 18;
+/** Largest magnitude accepted anywhere: NUMERIC(38,18) holds 20 integer digits. */
+const MAX_INTEGER_DIGITS = 20;
+
+const PLAIN_DECIMAL = /^-?(0|[1-9]\d*)(\.\d+)?$/;
+
+export interface AmountRules {
+  maxScale: number;
+  /** 'positive': > 0; 'nonNegative': >= 0; 'any': signed. */
+  sign: 'positive' | 'nonNegative' | 'any';
+}
+
+/** The text of a wire number exactly as the partner wrote it, or null when it is no number. */
+export function wireNumberText(value: unknown): string | null {
+  if (isLosslessNumber(value)) return (value as LosslessNumber).value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return null;
+}
+
+/** Why a wire value breaks the rules, or null when it is a valid amount. */
+export function amountViolation(value: unknown, rules: AmountRules): string | null {
+  const text = wireNumberText(value);
+  if (text === null) return 'must be a JSON number';
+  if (!PLAIN_DECIMAL.test(text)) return 'must be a plain decimal number without exponent';
+  const [intPart, fraction = ''] = text.replace('-', '').split('.');
+  if (fraction.length > rules.maxScale) return `must have at most ${rules.maxScale} decimal places`;
+  if (intPart.length > MAX_INTEGER_DIGITS) return `must have at most ${MAX_INTEGER_DIGITS} integer digits`;
+  const amount = new ExactDecimal(text);
+  if (rules.sign === 'positive' && !amount.gt(0)) return 'must be greater than 0';
+  if (rules.sign === 'nonNegative' && amount.lt(0)) return 'must not be negative';
+  return null;
+}
+
+/** Parses a validated wire amount; a violation here is DAPI_PARAM_INVALID naming the field. */
+export function parseAmount(field: string, value: unknown, rules: AmountRules): Amount {
+  const violation = amountViolation(value, rules);
+  if (violation) throw paramInvalid(field, violation);
+  return new ExactDecimal(wireNumberText(value)!);
+}
+
+/** A NUMERIC column value (string) as an Amount. */
+export function fromDb(value: string | null | undefined): Amount {
+  invariant(typeof value === 'string' && PLAIN_DECIMAL.test(value), `NUMERIC from database: ${String(value)}`);
+  return new ExactDecimal(value);
+}
+
+export function amount(value: string | number): Amount {
+  return new ExactDecimal(value);
+}
+
+/** For SQL parameters: exact, no exponent, no trailing zeros. */
+export function toDb(value: Amount): string {
+  return value.toFixed();
+}
+
+/** For responses: a JSON number carrying exactly these digits. */
+export function toWire(value: Amount | string): LosslessNumber {
+  const dec = typeof value === 'string' ? fromDb(value) : value;
+  return new LosslessNumber(dec.toFixed());
+}
+
+export const ZERO = new ExactDecimal(0);

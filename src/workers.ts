@@ -1,0 +1,32 @@
+import type { AppContext } from './app.ts';
+import { deleteNoncesBefore } from './domains/partners/store.ts';
+
+export interface Logger {
+  error(obj: object, msg?: string): void;
+}
+
+/** How often expired replay-store entries are swept. */
+const NONCE_SWEEP_INTERVAL_MS = 30_000;
+/** Margin beyond the window, so a sweep never races a request being accepted at the edge. */
+const NONCE_SWEEP_MARGIN_MS = 60_000;
+
+/** Background loops of this instance; every one is safe to run on several instances at once. */
+export function startWorkers(ctx: AppContext, log: Logger): { stop(): Promise<void> } {
+  const timers: NodeJS.Timeout[] = [];
+  const running = new Set<Promise<unknown>>();
+  const every = (name: string, intervalMs: number, work: () => Promise<unknown>) => {
+    timers.push(setInterval(() => {
+      const run = work().catch((err) => log.error({ err, worker: name }, 'worker run failed'));
+      running.add(run);
+      void run.finally(() => running.delete(run));
+    }, intervalMs).unref());
+  };
+  every('replay-sweep', NONCE_SWEEP_INTERVAL_MS, () =>
+    deleteNoncesBefore(ctx.db, ctx.clock.now() - ctx.config.timestampWindowMs - NONCE_SWEEP_MARGIN_MS));
+  return {
+    async stop() {
+      for (const t of timers) clearInterval(t);
+      await Promise.allSettled([...running]);
+    },
+  };
+}

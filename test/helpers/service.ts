@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { buildApp, type AppContext } from '../../src/app.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { openEmbedded, openPostgres, type Db } from '../../src/platform/db/db.ts';
+import { migrate } from '../../src/platform/db/migrate.ts';
+import type { FastifyInstance } from 'fastify';
+import { AdminClient, CardServiceClient, type CreatePartnerInput, type CreatedPartner } from '../../sdk/index.ts';
+
+/** A clock the tests move: starts at real time, shifts by advance(). */
+export class TestClock {
+  offsetMs = 0;
+  now = (): number => Date.now() + this.offsetMs;
+  advance(ms: number): void {
+    this.offsetMs += ms;
+  }
+}
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const MASTER_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
+
+interface TestDatabase {
+  db: Db;
+  /** Opens another connection pool to the same database (a second service instance). */
+  openAnother(): Promise<Db>;
+  drop(): Promise<void>;
+}
+
+let shared: Promise<TestDatabase> | null = null;
+
+/**
+ * One database per test process: embedded PGlite in memory by default (opening one takes seconds),
+ * or a fresh schema on TEST_DATABASE_URL, dropped when the process's tests end.
+ */
+export function testDatabase(): Promise<TestDatabase> {
+  shared ??= (async () => {
+    const url = process.env.TEST_DATABASE_URL;
+    if (!url) {
+      const db = await openEmbedded(null);
+      await migrate(db);
+      return { db, openAnother: async () => db, drop: () => db.close() };
+    }
+    const schema = `t_${process.pid}_${randomBytes(4).toString('hex')}`;
+    const adminConn = new pg.Client({ connectionString: url });
+    await adminConn.connect();
+    await adminConn.query(`CREATE SCHEMA ${schema}`);
+    await adminConn.end();
+    const open = () => openPostgres({ connectionString: url, poolSize: 5, schema });
+    const db = await open();
+    await migrate(db);
+    const extra: Db[] = [];
+    return {
+      db,
+      openAnother: async () => {
+        const another = await open();
+        extra.push(another);
+        return another;
+      },
+      drop: async () => {
+        for (const d of extra) await d.close();
+        await db.close();
+        const c = new pg.Client({ connectionString: url });
+        await c.connect();
+        await c.query(`DROP SCHEMA ${schema} CASCADE`);
+        await c.end();
+      },
+    };
+  })();
+  return shared;
+}
+
+export interface TestService {
+  baseUrl: string;
+  app: FastifyInstance;
+  ctx: AppContext;
+  config: Config;
+  db: Db;
+  clock: TestClock;
+  admin: AdminClient;
+  /** Every log line the service wrote, for scans that no secret or card data leaked. */
+  logs: string[];
+  /** Creates a partner through the admin API and a signed client for it. */
+  newPartner(input?: Partial<CreatePartnerInput>): Promise<{ partner: CreatedPartner; client: CardServiceClient }>;
+  clientFor(partner: { apiKey: string | null; secretKey: string | null }): CardServiceClient;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  env?: Record<string, string>;
+  clock?: TestClock;
+  /** Use this database instead of the process's shared one (a second instance). */
+  db?: Db;
+}
+
+/** Starts the real HTTP service on 127.0.0.1 with a random port. */
+export async function startService(options: StartOptions = {}): Promise<TestService> {
+  const database = await testDatabase();
+  const db = options.db ?? database.db;
+  const { config } = loadConfig({
+    CARDSVC_ENV: 'sandbox',
+    ADMIN_TOKEN,
+    MASTER_KEY,
+    DATA_DIR: '/nonexistent-test-data-dir',
+    DATABASE_URL: 'postgres://unused-by-tests',
+    LOG_LEVEL: 'info',
+    PORT: '0',
+    ...options.env,
+  });
+  const clock = options.clock ?? new TestClock();
+  const logs: string[] = [];
+  const logStream = new Writable({
+    write(chunk, _enc, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const { app, ctx } = await buildApp({ config, db, clock, logStream });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const admin = new AdminClient(baseUrl, config.adminToken);
+  const clientFor = (p: { apiKey: string | null; secretKey: string | null }) =>
+    new CardServiceClient({ baseUrl, apiKey: p.apiKey!, secretKey: p.secretKey!, now: clock.now });
+  return {
+    baseUrl, app, ctx, config, db, clock, admin, logs, clientFor,
+    async newPartner(input = {}) {
+      const partner = await admin.createPartner({ name: `partner-${randomBytes(3).toString('hex')}`, ...input });
+      return { partner, client: clientFor(partner) };
+    },
+    close: () => app.close(),
+  };
+}
+
+/** Call once per test file, in after(): closes the shared database. */
+export async function closeTestDatabase(): Promise<void> {
+  if (shared) await (await shared).drop();
+  shared = null;
+}

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -14,7 +14,7 @@ import { parseJson, stringifyJson } from './platform/http/json.ts';
 import { registerRoute, type AuthMode, type RouteDef } from './platform/http/router.ts';
 import { validatorCompiler } from './platform/http/validation.ts';
 import { Mailer } from './platform/mail.ts';
-import { authenticatePartner } from './domains/partners/authenticate.ts';
+import { PartnerAuthenticator, PartnerCache } from './domains/partners/authenticate.ts';
 import { partnerRoutes } from './domains/partners/routes.ts';
 import { diagnosticsRoutes } from './domains/diagnostics/routes.ts';
 
@@ -32,6 +32,8 @@ export interface AppContext {
   db: Db;
   clock: Clock;
   mailer: Mailer;
+  /** Partners by API key; cleared by this instance whenever it changes a partner. */
+  partnerCache: PartnerCache;
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -69,11 +71,13 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : randomUUID();
     },
     requestIdHeader: false,
+    // One access line per request (onResponse below) instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
   const mailer = new Mailer(config, db, app.log);
-  const ctx: AppContext = { config, db, clock, mailer };
+  const ctx: AppContext = { config, db, clock, mailer, partnerCache: new PartnerCache(db, config.partnerCacheTtlMs) };
 
   app.decorateRequest('partner', null);
   app.decorateRequest('rawBody', null);
@@ -98,6 +102,17 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     } catch {
       done(new MalformedJson('Body is not valid JSON'), undefined);
     }
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    req.log.info({
+      method: req.method,
+      url: req.url.split('?')[0],
+      statusCode: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+      partnerId: req.partner?.partnerId,
+      ip: req.ip,
+    }, 'request completed');
   });
 
   app.setErrorHandler((error: FastifyError | ApiError | Error, req, reply) => {
@@ -159,6 +174,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
     if (!token || !constantTimeEqual(token, config.adminToken)) throw new ApiError('SYS_UNAUTHORIZED');
   };
+  const authenticator = new PartnerAuthenticator(ctx, ctx.partnerCache);
   const partnerHook = async (req: FastifyRequest) => {
     const header = (name: string) => {
       const value = req.headers[name];
@@ -168,14 +184,14 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     const payload = req.method === 'GET'
       ? Buffer.from(queryAt === -1 ? '' : req.url.slice(queryAt + 1), 'utf8')
       : req.rawBody ?? Buffer.alloc(0);
-    req.partner = await authenticatePartner({
+    req.partner = await authenticator.authenticate({
       apiKey: header('x-dapi-api-key'),
       timestamp: header('x-dapi-timestamp'),
       nonce: header('x-dapi-nonce'),
       sign: header('x-dapi-sign'),
       payload,
       ip: req.ip,
-    }, ctx);
+    });
   };
   const authHook = (mode: AuthMode) => (mode === 'partner' ? partnerHook : mode === 'admin' ? adminHook : null);
   const rateLimitConfig = { max: config.rateLimitMax, timeWindow: config.rateLimitWindowMs };

@@ -1,6 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { isValidWhitelistEntry } from './platform/http/ip.ts';
 
 export type DeploymentEnv = 'sandbox' | 'production';
 
@@ -32,8 +33,19 @@ export interface Config {
   trustProxy: string | boolean;
   logLevel: string;
   dbPoolSize: number;
+  /** How long a partner looked up by API key is reused before it is read again (0 = every call). */
+  partnerCacheTtlMs: number;
   /** Run background workers (outbox delivery, janitors) in this process. */
   workers: boolean;
+  /** D38: a webhook attempt with no complete answer within this is a failure (spec: 5 s). */
+  webhookTimeoutMs: number;
+  /** 5.5: the service's egress addresses (IP or CIDR) partners whitelist for webhooks; published to them. */
+  webhookEgressIps: string[];
+  /**
+   * D26: double-length DES card-verification key (CARD_CVK, 32 hex) and its id (CARD_CVK_ID,
+   * default "cvk-" + key check value). Required in production; sandbox generates one at first use.
+   */
+  cardVerificationKey: { keyId: string; key: Buffer } | null;
 }
 
 export class ConfigError extends Error {}
@@ -45,6 +57,18 @@ const DEFAULT_RATE_LIMIT_WINDOW_MS = 60_000;
 const BODY_LIMIT_BYTES = 64 * 1024; // D3
 const DEFAULT_CREDENTIAL_LINK_TTL_MS = 72 * 3600_000; // three days to act on the email
 const DEFAULT_DB_POOL_SIZE = 10;
+const DEFAULT_PARTNER_CACHE_TTL_MS = 1000; // a settings change reaches every instance within a second
+const DEFAULT_WEBHOOK_TIMEOUT_MS = 5000; // D38: no answer in 5 s is a failed attempt
+const DEFAULT_WEBHOOK_EGRESS_IPS = ''; // none configured: the published list is empty until operators set it
+
+/** WEBHOOK_EGRESS_IPS: comma-separated IP addresses or CIDR blocks. */
+function ipListFrom(env: NodeJS.ProcessEnv, name: string, fallback: string): string[] {
+  const entries = (env[name] ?? fallback).split(',').map((e) => e.trim()).filter(Boolean);
+  for (const entry of entries) {
+    if (!isValidWhitelistEntry(entry)) throw new ConfigError(`${name}: "${entry}" is not an IP address or CIDR block`);
+  }
+  return [...new Set(entries)];
+}
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -69,6 +93,18 @@ function generatedSecret(file: string, make: () => string): { value: string; cre
   const value = make();
   writeFileSync(file, value + '\n', { mode: 0o600 });
   return { value, created: true };
+}
+
+/** D26: CARD_CVK is KA|KB (16 bytes, two distinct halves); CARD_CVK_ID names it (key rotation). */
+function parseCardVerificationKey(env: NodeJS.ProcessEnv): { keyId: string; key: Buffer } | null {
+  const raw = (env.CARD_CVK ?? '').trim();
+  if (!raw) return null;
+  if (!/^[0-9a-fA-F]{32}$/.test(raw)) throw new ConfigError('CARD_CVK must be 32 hexadecimal characters (a double-length DES key)');
+  const key = Buffer.from(raw, 'hex');
+  if (key.subarray(0, 8).equals(key.subarray(8))) throw new ConfigError('CARD_CVK halves must differ (double-length key)');
+  const keyId = (env.CARD_CVK_ID ?? '').trim() || `cvk-${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
+  if (!/^[A-Za-z0-9._-]{1,40}$/.test(keyId)) throw new ConfigError('CARD_CVK_ID must be 1-40 characters of [A-Za-z0-9._-]');
+  return { keyId, key };
 }
 
 export interface LoadedConfig {
@@ -137,7 +173,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
     trustProxy,
     logLevel: env.LOG_LEVEL || 'info',
     dbPoolSize: intFrom(env, 'DB_POOL_SIZE', DEFAULT_DB_POOL_SIZE, 1, 200),
+    partnerCacheTtlMs: intFrom(env, 'PARTNER_CACHE_TTL_MS', DEFAULT_PARTNER_CACHE_TTL_MS, 0, 60_000),
     workers: env.WORKERS !== 'false',
+    webhookTimeoutMs: intFrom(env, 'WEBHOOK_TIMEOUT_MS', DEFAULT_WEBHOOK_TIMEOUT_MS, 50, 60_000),
+    webhookEgressIps: ipListFrom(env, 'WEBHOOK_EGRESS_IPS', DEFAULT_WEBHOOK_EGRESS_IPS),
+    cardVerificationKey: parseCardVerificationKey(env),
   };
   return { config, notices };
 }

@@ -48,6 +48,7 @@ export const ERROR_CATALOG = {
   VELOCITY_RULE_VERSION_CONFLICT: { httpStatus: 200, message: 'ruleVersion does not match; re-query and retry' },
   VELOCITY_RULE_STATUS_INVALID: { httpStatus: 200, message: 'Rule status forbids this change' },
   VELOCITY_RULE_CURRENCY_MISMATCH: { httpStatus: 200, message: 'Rule shares no currency with the card settlement currencies' },
+  VELOCITY_RULE_REF_DUPLICATE: { httpStatus: 200, message: 'ruleRef already used in this organization' },
   INSUFFICIENT_BALANCE: { httpStatus: 200, message: 'Insufficient balance' },
   EXTERNAL_TRAN_ID_DUPLICATE: { httpStatus: 200, message: 'externalTranId already used' },
   VERIFICATION_CODE_INVALID: { httpStatus: 200, message: 'Verification code is wrong, expired or used' },

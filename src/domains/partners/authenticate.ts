@@ -4,7 +4,8 @@ import { unseal, hmacSha256Hex, constantTimeEqual } from '../../platform/crypto/
 import type { Db } from '../../platform/db/db.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { ipAllowed } from '../../platform/http/ip.ts';
-import { findPartnerByApiKey, recordNonce, type Partner } from './store.ts';
+import { ReplayStore } from './replay-store.ts';
+import { findPartnerByApiKey, type Partner } from './store.ts';
 
 export interface SignedRequest {
   apiKey: string | undefined;
@@ -45,35 +46,70 @@ function secretKeyOf(partner: Partner, masterKey: Buffer): string {
 }
 
 /**
+ * Partners by API key, kept for a short time so a signed call does not pay a database round trip to
+ * find its caller. A settings or credential change reaches every instance within PARTNER_CACHE_TTL_MS.
+ */
+export class PartnerCache {
+  private readonly entries = new Map<string, { partner: Partner | null; expiresAt: number }>();
+  private static readonly MAX_ENTRIES = 10_000;
+
+  constructor(private readonly db: Db, private readonly ttlMs: number) {}
+
+  async get(apiKey: string): Promise<Partner | null> {
+    const now = Date.now();
+    const hit = this.entries.get(apiKey);
+    if (hit && hit.expiresAt > now) return hit.partner;
+    const partner = await findPartnerByApiKey(this.db, apiKey);
+    if (this.ttlMs > 0) {
+      if (this.entries.size >= PartnerCache.MAX_ENTRIES) this.entries.clear();
+      this.entries.set(apiKey, { partner, expiresAt: now + this.ttlMs });
+    }
+    return partner;
+  }
+
+  /** Called by this instance after it changed a partner; other instances see it after the TTL. */
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+/**
  * 5.2-5.4 with D5-D7, checks in the order of D5: API key -> IP whitelist -> timestamp format ->
  * timestamp window -> nonce format -> signature -> replay. Only a correctly signed request reaches
  * the replay store, so unsigned traffic cannot poison it; every rejection writes nothing.
  */
-export async function authenticatePartner(
-  req: SignedRequest,
-  deps: { db: Db; config: Config; clock: Clock },
-): Promise<AuthenticatedPartner> {
-  const { apiKey } = req;
-  if (!apiKey || !API_KEY_FORMAT.test(apiKey)) throw new ApiError('DAPI_API_KEY_INVALID');
-  const partner = await findPartnerByApiKey(deps.db, apiKey);
-  if (!partner || partner.status !== 'ACTIVE' || !partner.secretKeyEnc) throw new ApiError('DAPI_API_KEY_INVALID');
+export class PartnerAuthenticator {
+  private readonly replayStore: ReplayStore;
 
-  if (!ipAllowed(partner.ipWhitelist.api, req.ip, deps.config.env)) throw new ApiError('DAPI_IP_NOT_ALLOWED');
-
-  if (!req.timestamp || !TIMESTAMP_FORMAT.test(req.timestamp)) throw new ApiError('DAPI_TIMESTAMP_FORMAT_ERROR');
-  const timestampMs = Number(req.timestamp);
-  if (Math.abs(deps.clock.now() - timestampMs) > deps.config.timestampWindowMs) {
-    throw new ApiError('DAPI_TIMESTAMP_EXPIRED');
+  constructor(private readonly deps: { db: Db; config: Config; clock: Clock }, private readonly partners: PartnerCache) {
+    this.replayStore = new ReplayStore(deps.db);
   }
 
-  if (!req.nonce || !NONCE_FORMAT.test(req.nonce)) throw new ApiError('DAPI_NONCE_INVALID');
+  async authenticate(req: SignedRequest): Promise<AuthenticatedPartner> {
+    const { deps } = this;
+    const { apiKey } = req;
+    if (!apiKey || !API_KEY_FORMAT.test(apiKey)) throw new ApiError('DAPI_API_KEY_INVALID');
+    const partner = await this.partners.get(apiKey);
+    if (!partner || partner.status !== 'ACTIVE' || !partner.secretKeyEnc) throw new ApiError('DAPI_API_KEY_INVALID');
 
-  const secretKey = secretKeyOf(partner, deps.config.masterKey);
-  const signed = Buffer.concat([Buffer.from(apiKey + req.timestamp + req.nonce, 'utf8'), req.payload]);
-  const expected = hmacSha256Hex(secretKey, signed);
-  if (!req.sign || !constantTimeEqual(req.sign, expected)) throw new ApiError('DAPI_SIGN_INVALID');
+    if (!ipAllowed(partner.ipWhitelist.api, req.ip, deps.config.env)) throw new ApiError('DAPI_IP_NOT_ALLOWED');
 
-  if (!(await recordNonce(deps.db, apiKey, timestampMs, Number(req.nonce)))) throw new ApiError('DAPI_NONCE_REPLAYED');
+    if (!req.timestamp || !TIMESTAMP_FORMAT.test(req.timestamp)) throw new ApiError('DAPI_TIMESTAMP_FORMAT_ERROR');
+    const timestampMs = Number(req.timestamp);
+    if (Math.abs(deps.clock.now() - timestampMs) > deps.config.timestampWindowMs) {
+      throw new ApiError('DAPI_TIMESTAMP_EXPIRED');
+    }
 
-  return { ...partner, apiKey, secretKey };
+    if (!req.nonce || !NONCE_FORMAT.test(req.nonce)) throw new ApiError('DAPI_NONCE_INVALID');
+
+    const secretKey = secretKeyOf(partner, deps.config.masterKey);
+    const signed = Buffer.concat([Buffer.from(apiKey + req.timestamp + req.nonce, 'utf8'), req.payload]);
+    const expected = hmacSha256Hex(secretKey, signed);
+    if (!req.sign || !constantTimeEqual(req.sign, expected)) throw new ApiError('DAPI_SIGN_INVALID');
+
+    const isNew = await this.replayStore.record({ apiKey, timestampMs, nonce: Number(req.nonce) });
+    if (!isNew) throw new ApiError('DAPI_NONCE_REPLAYED');
+
+    return { ...partner, apiKey, secretKey };
+  }
 }

@@ -6,7 +6,8 @@ import type { Db } from '../../platform/db/db.ts';
 import { ApiError, paramInvalid } from '../../platform/errors.ts';
 import { isValidWhitelistEntry, normalizeIp } from '../../platform/http/ip.ts';
 import type { Mailer } from '../../platform/mail.ts';
-import { partnerSecretContext } from './authenticate.ts';
+import { partnerSecretContext, type PartnerCache } from './authenticate.ts';
+import { assertCallbackUrlAllowed } from '../events/ssrf.ts';
 import {
   consumeCredentialLink, findCredentialLinkForUpdate, findPartnerById, insertCredentialLink, insertPartner,
   setPartnerCredentials, updatePartnerSettings, type IpWhitelist, type Partner, type SecureCardIvMode,
@@ -17,6 +18,7 @@ export interface PartnerDeps {
   db: Db;
   clock: Clock;
   mailer: Mailer;
+  partnerCache: PartnerCache;
 }
 
 export interface PartnerInput {
@@ -80,6 +82,9 @@ export function partnerView(p: Partner) {
 /** D13: sandbox hands out credentials at once; production only through the retrieval link (4.1). */
 export async function createPartner(deps: PartnerDeps, input: PartnerInput & { name: string }) {
   checkExternalPublicKey(input.externalPublicKey);
+  // D38: in production, URLs reaching loopback, private or link-local addresses are refused (SSRF).
+  await assertCallbackUrlAllowed(deps.config.env, 'webhookUrl', input.webhookUrl);
+  await assertCallbackUrlAllowed(deps.config.env, 'authUrl', input.authUrl);
   const ipWhitelist = checkWhitelist(input.ipWhitelist, { api: [], webhook: [], auth: [], retrieval: [] });
   const partnerId = newId('pt');
   const direct = deps.config.env === 'sandbox';
@@ -102,6 +107,9 @@ export async function createPartner(deps: PartnerDeps, input: PartnerInput & { n
 
 export async function updatePartner(deps: PartnerDeps, partnerId: string, input: PartnerInput) {
   checkExternalPublicKey(input.externalPublicKey);
+  // D38: in production, URLs reaching loopback, private or link-local addresses are refused (SSRF).
+  await assertCallbackUrlAllowed(deps.config.env, 'webhookUrl', input.webhookUrl);
+  await assertCallbackUrlAllowed(deps.config.env, 'authUrl', input.authUrl);
   return deps.db.tx(async (q) => {
     const current = await findPartnerById(q, partnerId, true);
     if (!current) throw new ApiError('PARTNER_INVALID');
@@ -116,7 +124,7 @@ export async function updatePartner(deps: PartnerDeps, partnerId: string, input:
       status: input.status ?? current.status,
     });
     return partnerView(updated);
-  });
+  }).finally(() => deps.partnerCache.clear());
 }
 
 function howToUse(extractUrl: string): string {
@@ -171,6 +179,7 @@ export async function createCredentialLink(deps: PartnerDeps, input: { partnerId
 export async function extractCredentials(deps: PartnerDeps, extractSecretKey: string, ip: string) {
   if (!/^[A-Za-z0-9]{1,128}$/.test(extractSecretKey)) throw new ApiError('SECRET_EXTRACT_INVALID');
   const now = new Date(deps.clock.now());
+  // Cleared after commit, so no request can cache the old credentials in between.
   return deps.db.tx(async (q) => {
     const link = await findCredentialLinkForUpdate(q, sha256Hex(extractSecretKey));
     if (!link) throw new ApiError('SECRET_EXTRACT_INVALID');
@@ -191,5 +200,5 @@ export async function extractCredentials(deps: PartnerDeps, extractSecretKey: st
       howToUse: howToUse(extractUrl),
       notes: RETRIEVAL_NOTES,
     };
-  });
+  }).finally(() => deps.partnerCache.clear());
 }

@@ -96,13 +96,28 @@ export async function listPartners(q: Queryable, limit: number, offset: number):
   return { total, rows };
 }
 
-/** Replay store (D7): true when (apiKey, timestamp, nonce) was new and is now recorded. */
-export async function recordNonce(q: Queryable, apiKey: string, timestampMs: number, nonce: number): Promise<boolean> {
-  const rows = await q.query(
-    'INSERT INTO replay_nonces (api_key, ts, nonce) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1 AS ok',
-    [apiKey, timestampMs, nonce],
+export interface NonceKey {
+  apiKey: string;
+  timestampMs: number;
+  nonce: number;
+}
+
+export function nonceKeyString(k: NonceKey): string {
+  return `${k.apiKey}:${k.timestampMs}:${k.nonce}`;
+}
+
+/**
+ * Replay store (D7): inserts many (apiKey, timestamp, nonce) keys in one statement and returns the
+ * keys that were new. A key already present (or twice in the batch) is returned once at most.
+ */
+export async function recordNonces(q: Queryable, keys: NonceKey[]): Promise<Set<string>> {
+  const rows = await q.query<{ api_key: string; ts: string; nonce: number }>(
+    `INSERT INTO replay_nonces (api_key, ts, nonce)
+     SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[])
+     ON CONFLICT DO NOTHING RETURNING api_key, ts::text AS ts, nonce`,
+    [keys.map((k) => k.apiKey), keys.map((k) => String(k.timestampMs)), keys.map((k) => k.nonce)],
   );
-  return rows.length === 1;
+  return new Set(rows.map((r) => `${r.api_key}:${r.ts}:${r.nonce}`));
 }
 
 /** Entries older than this can never be replayed: their timestamp is outside the window. */

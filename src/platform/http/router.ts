@@ -69,6 +69,23 @@ export function errorCodesOf(def: RouteDef): ErrorCode[] {
   return [...new Set([...auth, ...PLATFORM_ERRORS, ...(needsParams ? (['DAPI_PARAM_INVALID'] as ErrorCode[]) : []), ...def.errors])];
 }
 
+/** One documented response per HTTP status the route can answer with, naming its codes (D2). */
+function responsesOf(def: RouteDef, codes: ErrorCode[]): Record<string, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) {
+    const status = ERROR_CATALOG[code].httpStatus;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const responses: Record<string, unknown> = {
+    200: { description: `Envelope (D1): SYS_SUCCESS with data, or one of ${(byStatus.get(200) ?? []).join(', ') || 'no business code'}`, ...envelopeSchema(def.data) },
+  };
+  for (const [status, list] of byStatus) {
+    if (status === 200) continue;
+    responses[status] = { description: `Envelope with code ${list.join(' or ')}`, ...envelopeSchema(undefined) };
+  }
+  return responses;
+}
+
 export interface RegisterOptions {
   /** preValidation hook that authenticates the caller for the route's auth mode. */
   authHook(mode: AuthMode): ((req: FastifyRequest) => Promise<void>) | null;
@@ -90,7 +107,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, options: Regi
       ...(def.querystring ? { querystring: def.querystring } : {}),
       ...(def.auth === 'partner' ? { security: [{ apiKey: [], timestamp: [], nonce: [], sign: [] }] } : {}),
       ...(def.auth === 'admin' ? { security: [{ adminToken: [] }] } : {}),
-      response: { 200: { description: 'Envelope (D1)', ...envelopeSchema(def.data) } },
+      response: responsesOf(def, codes),
       'x-error-codes': codes,
     },
     config: { rateLimit: def.auth === 'partner' ? options.rateLimit : false },

@@ -1,0 +1,162 @@
+/**
+ * npm run bench: in one run and alternating rounds, load (autocannon, 50 connections)
+ *   1. plain node:http returning a 100-byte JSON,
+ *   2. the service on the embedded database answering a signed GET that reads one row,
+ *   3. the service on PostgreSQL (shared replay store) answering the same signed GET,
+ * and print requests/s, p99 and the ratio to plain node:http (median of the rounds).
+ * Targets (issue 2): signed GET on PostgreSQL >= 0.25 x plain node:http, p99 < 25 ms.
+ */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
+const CONNECTIONS = 50;
+const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const BENCH_DB = 'cardsvc_bench';
+const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+const MASTER_KEY = 'ab'.repeat(32);
+const SETTINGS = '/open-api/partner/v1/settings';
+
+interface Target {
+  name: string;
+  port: number;
+  child: ChildProcess;
+  signer?: { apiKey: string; secretKey: string };
+}
+
+async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
+  const start = Date.now();
+  for (;;) {
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() - start > timeoutMs) throw new Error(`${url} did not come up`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function startService(name: string, port: number, env: Record<string, string>): Promise<Target> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, MASTER_KEY, RATE_LIMIT_MAX: '10000000', WORKERS: 'true', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor(`${base}/readyz`);
+  const res = await fetch(`${base}/internal/admin/v1/partners`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: `bench-${name}` }),
+  });
+  const { data } = (await res.json()) as { data: { apiKey: string; secretKey: string } };
+  return { name, port, child, signer: { apiKey: data.apiKey, secretKey: data.secretKey } };
+}
+
+async function startPlain(port: number): Promise<Target> {
+  const child = fork(path.join(import.meta.dirname, 'plain-server.ts'), [], {
+    env: { ...process.env, PORT: String(port) },
+    execArgv: ['--import', 'tsx'],
+  });
+  await new Promise<void>((resolve) => child.once('message', () => resolve()));
+  return { name: 'plain node:http', port, child };
+}
+
+/** Sequential nonces per millisecond, so no two requests of the run share (timestamp, nonce). */
+let lastTs = 0;
+let seq = 0;
+function signedHeaders(signer: { apiKey: string; secretKey: string }): Record<string, string> {
+  const now = Date.now();
+  if (now !== lastTs) {
+    lastTs = now;
+    seq = 0;
+  }
+  const nonce = String(10000 + (seq++ % 90000));
+  const timestamp = String(now);
+  const sign = createHmac('sha256', signer.secretKey).update(signer.apiKey + timestamp + nonce).digest('hex');
+  return { 'X-DAPI-API-KEY': signer.apiKey, 'X-DAPI-TIMESTAMP': timestamp, 'X-DAPI-NONCE': nonce, 'X-DAPI-SIGN': sign };
+}
+
+interface Sample {
+  rps: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function load(target: Target, durationS: number): Promise<Sample> {
+  const result = await autocannon({
+    url: `http://127.0.0.1:${target.port}`,
+    connections: CONNECTIONS,
+    duration: durationS,
+    requests: [{
+      method: 'GET',
+      path: target.signer ? SETTINGS : '/',
+      setupRequest: (req: Record<string, unknown>) => ({ ...req, headers: target.signer ? signedHeaders(target.signer) : {} }),
+    }],
+  } as unknown as autocannon.Options);
+  return { rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main(): Promise<void> {
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${BENCH_DB}`);
+  await admin.query(`CREATE DATABASE ${BENCH_DB}`);
+  await admin.end();
+  const pgUrl = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${BENCH_DB}`);
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'cardsvc-bench-'));
+
+  const targets: Target[] = [];
+  try {
+    targets.push(await startPlain(18181));
+    targets.push(await startService('embedded (PGlite)', 18182, { DATA_DIR: dataDir }));
+    targets.push(await startService('PostgreSQL', 18183, { DATABASE_URL: pgUrl, DATA_DIR: dataDir }));
+    for (const t of targets) await load(t, 2); // warm-up (JIT, pools, caches)
+
+    const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const t of targets) {
+        const s = await load(t, DURATION_S);
+        samples.get(t.name)!.push(s);
+        console.log(`round ${round} ${t.name.padEnd(18)} ${s.rps.toFixed(0).padStart(7)} req/s  p99 ${String(s.p99).padStart(4)} ms  non-2xx ${s.non2xx}  errors ${s.errors}`);
+      }
+    }
+
+    const plainRps = median(samples.get(targets[0].name)!.map((s) => s.rps));
+    console.log(`\nmedian of ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION_S} s each:`);
+    console.log('target              req/s    p99 ms  x plain node:http');
+    let failed = false;
+    for (const t of targets) {
+      const list = samples.get(t.name)!;
+      const rps = median(list.map((s) => s.rps));
+      const p99 = median(list.map((s) => s.p99));
+      const bad = list.reduce((n, s) => n + s.non2xx + s.errors, 0);
+      console.log(`${t.name.padEnd(18)} ${rps.toFixed(0).padStart(7)}  ${String(p99).padStart(7)}  ${(rps / plainRps).toFixed(2).padStart(6)}${bad ? `  (${bad} failed requests!)` : ''}`);
+      if (bad) failed = true;
+      if (t.name === 'PostgreSQL') {
+        const ok = rps / plainRps >= 0.25 && p99 < 25;
+        console.log(`\ntarget signed GET on PostgreSQL >= 0.25 x plain and p99 < 25 ms: ${ok ? 'MET' : 'NOT MET'}`);
+      }
+    }
+    if (failed) process.exitCode = 1;
+  } finally {
+    for (const t of targets) t.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1000));
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

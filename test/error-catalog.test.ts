@@ -1,0 +1,58 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { ERROR_CATALOG } from '../src/platform/errors.ts';
+
+/** Every code of spec section 7 and of the decisions (D2, D5, D14, "Errors added by these decisions"). */
+const SPEC_CODES = [
+  'SYS_ILLEGAL_PARAM', 'DAPI_TIMESTAMP_FORMAT_ERROR', 'DAPI_TIMESTAMP_EXPIRED', 'DAPI_PARAM_INVALID', 'APPLY_NOT_FOUND',
+  'CARD_INVALID', 'PCI_NOT_CERTIFIED', 'CARD_NOT_DEDICATED', 'UNSUPPORTED_CURRENCY', 'CURRENCY_NOT_ALLOWED', 'SUBJECT_INVALID',
+  'SUBJECT_TYPE_NOT_ALLOWED', 'CUSTOMER_INVALID', 'KYC_IN_REVIEW', 'COUNTRY_SANCTIONED', 'STATUS_CONFLICT',
+  'ORGANIZATION_INVALID', 'BALANCE_ALERT_CURRENCY_NO_POOL', 'VELOCITY_RULE_NOT_FOUND', 'VELOCITY_RULE_VERSION_CONFLICT',
+  'VELOCITY_RULE_STATUS_INVALID',
+  'SYS_NOT_FOUND', 'SYS_RATE_LIMITED', 'SYS_INTERNAL_ERROR', 'DAPI_API_KEY_INVALID', 'DAPI_SIGN_INVALID', 'DAPI_NONCE_INVALID',
+  'DAPI_NONCE_REPLAYED', 'DAPI_IP_NOT_ALLOWED', 'SECRET_EXTRACT_INVALID', 'SECRET_EXTRACT_EXPIRED', 'ORGANIZATION_REF_DUPLICATE',
+  'CUSTOMER_REF_DUPLICATE', 'CARD_APPLY_REF_DUPLICATE', 'CARD_PROFILE_INVALID', 'VELOCITY_RULE_CURRENCY_MISMATCH',
+  'INSUFFICIENT_BALANCE', 'EXTERNAL_TRAN_ID_DUPLICATE', 'VERIFICATION_CODE_INVALID', 'CAPABILITY_FROZEN', 'KYC_NOT_APPROVED',
+];
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    return statSync(full).isDirectory() ? sourceFiles(full) : full.endsWith('.ts') ? [full] : [];
+  });
+}
+
+describe('error catalog (D2)', () => {
+  it('holds every code of spec section 7 and of the decisions', () => {
+    for (const code of SPEC_CODES) assert.ok(code in ERROR_CATALOG, `${code} missing from the catalog`);
+  });
+
+  it('maps statuses as D2 says: auth 401, IP 403, unknown path 404, rate limit 429, internal 500, framework 400, business 200', () => {
+    const expected: Record<string, number> = {
+      SYS_ILLEGAL_PARAM: 400, SYS_NOT_FOUND: 404, SYS_RATE_LIMITED: 429, SYS_INTERNAL_ERROR: 500, DAPI_IP_NOT_ALLOWED: 403,
+      DAPI_API_KEY_INVALID: 401, DAPI_SIGN_INVALID: 401, DAPI_NONCE_INVALID: 401, DAPI_NONCE_REPLAYED: 401,
+      DAPI_TIMESTAMP_FORMAT_ERROR: 401, DAPI_TIMESTAMP_EXPIRED: 401,
+    };
+    for (const [code, entry] of Object.entries(ERROR_CATALOG)) {
+      const want = expected[code] ?? (code === 'SYS_UNAUTHORIZED' ? 401 : 200);
+      assert.equal(entry.httpStatus, want, code);
+      assert.ok(entry.message.length > 0, code);
+    }
+  });
+
+  it('every code the source raises or documents is in the catalog', () => {
+    const root = path.resolve(import.meta.dirname, '..', 'src');
+    const used = new Set<string>();
+    for (const file of sourceFiles(root)) {
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/ApiError\(\s*'([A-Z0-9_]+)'/g)) used.add(m[1]);
+      for (const m of text.matchAll(/errors:\s*\[([^\]]*)\]/g)) {
+        for (const c of m[1].matchAll(/'([A-Z0-9_]+)'/g)) used.add(c[1]);
+      }
+    }
+    assert.ok(used.size > 5, 'the scan found the codes in use');
+    for (const code of used) assert.ok(code in ERROR_CATALOG, `${code} is used but not in the catalog`);
+  });
+});

@@ -1,0 +1,63 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const MAIN = [process.execPath, ['--import', 'tsx', 'src/main.ts']] as const;
+
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of ['DATABASE_URL', 'ADMIN_TOKEN', 'MASTER_KEY', 'CARDSVC_ENV', 'PORT', 'DATA_DIR']) delete env[name];
+  return { ...env, ...extra };
+}
+
+describe('the service process', () => {
+  it('when configuration is invalid, then it exits with code 2 and a clear message', () => {
+    const bad = spawnSync(MAIN[0], [...MAIN[1], 'migrate'], { cwd: ROOT, env: cleanEnv({ PORT: 'eighty' }), encoding: 'utf8' });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /configuration error: PORT must be an integer/);
+    const prod = spawnSync(MAIN[0], [...MAIN[1], 'migrate'], { cwd: ROOT, env: cleanEnv({ CARDSVC_ENV: 'production', ADMIN_TOKEN: 'x'.repeat(20) }), encoding: 'utf8' });
+    assert.equal(prod.status, 2);
+    assert.match(prod.stderr, /MASTER_KEY is required in production/);
+  });
+
+  it('starts on the embedded database in a fresh data folder, generates the admin token once, serves, and stops cleanly on SIGTERM', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'cardsvc-proc-'));
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const child = spawn(MAIN[0], [...MAIN[1], 'serve'], { cwd: ROOT, env: cleanEnv({ DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' }) });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (out += c));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      for (let i = 0; i < 300; i++) {
+        const ok = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+        if (ok) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      assert.equal((await fetch(`${base}/readyz`)).status, 200);
+      const token = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
+      assert.ok(out.includes(`Generated ADMIN_TOKEN`), 'the generated token is announced');
+      assert.ok(out.includes(token));
+      assert.match(readFileSync(path.join(dataDir, 'master.key'), 'utf8').trim(), /^[0-9a-f]{64}$/);
+      const res = await fetch(`${base}/internal/admin/v1/partners`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'proc-partner' }),
+      });
+      assert.equal(((await res.json()) as { code: string }).code, 'SYS_SUCCESS');
+      // Each log line is one JSON object.
+      for (const line of out.split('\n').filter((l) => l.startsWith('{'))) JSON.parse(line);
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0);
+      assert.match(out, /shutting down/);
+    } finally {
+      child.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

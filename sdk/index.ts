@@ -1,10 +1,36 @@
 import { SignedHttpClient, type ClientOptions } from './client.ts';
 import { PartnerResource } from './resources/partner.ts';
 import { SandboxResource } from './resources/sandbox.ts';
+import { EventsResource } from './resources/events.ts';
+import { VelocityResource } from './resources/velocity.ts';
+import { CardsResource } from './resources/cards.ts';
+import { OrganizationsResource } from './resources/organizations.ts';
+import { CustomersResource } from './resources/customers.ts';
+import { FundingResource } from './resources/funding.ts';
 
 export * from './client.ts';
 export * from './admin.ts';
 export type { PartnerSettings } from './resources/partner.ts';
+export type {
+  Organization, CreateOrganizationParams, Restriction, RestrictionCode, RestrictionSource, SubjectStatus, FundingCurrency, Page,
+  UpdateRestrictionsParams,
+} from './resources/organizations.ts';
+export type { Customer, CreateCustomerParams, Address, KycStatus, NameParams, CustomerRestrictions } from './resources/customers.ts';
+export type {
+  FundBalance, PoolBalance, StatementLine, StatementParams, BalanceSetting, BalanceAlertParams, BalanceAlertConfig, FundAmount,
+} from './resources/funding.ts';
+export type {
+  Card, CardApplication, CardProfile, CardPage, ApplyCardParams, ListCardsParams, DepositAccount, TransferParams, Transfer,
+  CardStatus, CardApplyStatus, CardSubjectType, CardNetwork, BalanceMode, BalanceAmounts, CardAmount,
+} from './resources/cards.ts';
+export { decryptSecureCard, decryptGcmField, SecureCardDecryptError } from './secure-card.ts';
+export type { EncryptedSecureCard, DecryptedSecureCard } from './secure-card.ts';
+export { verifyWebhook, WebhookVerificationError } from './resources/events.ts';
+export type { EventRecord, EventStatus, DeliveryAttempt, ListEventsParams, WebhookEvent, VerifyWebhookInput } from './resources/events.ts';
+export type {
+  VelocityRule, VelocityRuleSummary, VelocityPage, CreateRuleParams, UpdateRuleParams, RuleStatusChange, BindParams, BindingChange,
+  RuleBinding, SubjectRule, Quota, QuotaGroup, CurrencyQuota, AmountQuota, CountQuota, VelocityAmount,
+} from './resources/velocity.ts';
 
 /**
  * The partner client: one resource per business domain, each method one route (see sdk/README.md).
@@ -16,10 +42,22 @@ export class CardServiceClient {
   readonly http: SignedHttpClient;
   readonly partner: PartnerResource;
   readonly sandbox: SandboxResource;
+  readonly events: EventsResource;
+  readonly velocity: VelocityResource;
+  readonly cards: CardsResource;
+  readonly organizations: OrganizationsResource;
+  readonly customers: CustomersResource;
+  readonly funding: FundingResource;
 
   constructor(options: ClientOptions) {
     this.http = new SignedHttpClient(options);
     this.partner = new PartnerResource(this.http);
     this.sandbox = new SandboxResource(this.http);
+    this.events = new EventsResource(this.http);
+    this.velocity = new VelocityResource(this.http);
+    this.cards = new CardsResource(this.http);
+    this.organizations = new OrganizationsResource(this.http);
+    this.customers = new CustomersResource(this.http);
+    this.funding = new FundingResource(this.http);
   }
 }

@@ -17,6 +17,14 @@ import { Mailer } from './platform/mail.ts';
 import { PartnerAuthenticator, PartnerCache } from './domains/partners/authenticate.ts';
 import { partnerRoutes } from './domains/partners/routes.ts';
 import { diagnosticsRoutes } from './domains/diagnostics/routes.ts';
+import { organizationRoutes } from './domains/organizations/routes.ts';
+import { companyAdminRoutes } from './domains/organizations/admin-routes.ts';
+import { customerRoutes } from './domains/customers/routes.ts';
+import { fundingRoutes } from './domains/funding/routes.ts';
+import { sandboxRoutes } from './domains/sandbox/routes.ts';
+import { eventRoutes } from './domains/events/routes.ts';
+import { velocityRoutes } from './domains/velocity/routes.ts';
+import { cardRoutes } from './domains/cards/routes.ts';
 
 export interface AppDeps {
   config: Config;
@@ -51,7 +59,9 @@ const FRAMEWORK_ERROR_CODES = new Set([
 class MalformedJson extends Error {}
 
 export function allRoutes(ctx: AppContext): RouteDef[] {
-  return [...partnerRoutes(ctx), ...diagnosticsRoutes(ctx)];
+  return [...partnerRoutes(ctx), ...diagnosticsRoutes(ctx),
+    ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes(ctx), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx),
+    ...eventRoutes(ctx), ...velocityRoutes(ctx), ...cardRoutes(ctx)];
 }
 
 /** Builds the HTTP app without listening; the server and the tests both use it. */

@@ -1,5 +1,8 @@
 import type { AppContext } from './app.ts';
 import { deleteNoncesBefore } from './domains/partners/store.ts';
+import { webhookDeliveryWorker, WEBHOOK_POLL_INTERVAL_MS } from './domains/events/delivery.ts';
+import { CARD_APPLY_POLL_INTERVAL_MS, processCardApplications } from './domains/cards/jobs.ts';
+import { LOW_BALANCE_SCAN_INTERVAL_MS, scanLowBalances } from './domains/funding/low-balance.ts';
 
 export interface Logger {
   error(obj: object, msg?: string): void;
@@ -23,6 +26,12 @@ export function startWorkers(ctx: AppContext, log: Logger): { stop(): Promise<vo
   };
   every('replay-sweep', NONCE_SWEEP_INTERVAL_MS, () =>
     deleteNoncesBefore(ctx.db, ctx.clock.now() - ctx.config.timestampWindowMs - NONCE_SWEEP_MARGIN_MS));
+  // D38: signed webhooks from the outbox; leased rows, so several instances never share an attempt.
+  every('webhook-delivery', WEBHOOK_POLL_INTERVAL_MS, webhookDeliveryWorker(ctx, log));
+  // D23, D24: card applications; leased rows (FOR UPDATE SKIP LOCKED), a crashed worker's lease expires.
+  every('card-applications', CARD_APPLY_POLL_INTERVAL_MS, () => processCardApplications(ctx, { log }));
+  // 2.12, section 6: LOW_BALANCE at most once per UTC day per pool while low; leased rows (SKIP LOCKED).
+  every('low-balance-scan', LOW_BALANCE_SCAN_INTERVAL_MS, () => scanLowBalances(ctx));
   return {
     async stop() {
       for (const t of timers) clearInterval(t);

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
-import type { CardServiceClient } from '../sdk/index.ts';
+import { CardServiceClient as Client, type CardServiceClient } from '../sdk/index.ts';
 
 const SETTINGS = '/open-api/partner/v1/settings';
 
@@ -24,6 +24,11 @@ describe('request authentication (5.2-5.4, D5-D7)', () => {
     assert.equal(got, status);
     assert.equal(envelope.data, null);
   }
+
+  it('the SDK signs the worked example of docs/api-guide.md', () => {
+    const sdk = new Client({ baseUrl: 'http://x', apiKey: '0123456789abcdef0123456789abcdef', secretKey: 'ABCDEFGHIJKLMNOPQRSTUVWXYZ012345' });
+    assert.equal(sdk.http.sign('1795305600000', '12345', 'customerId=cu123'), 'b69f72d61bda1068467efc196bdf615355e240b52e3c45110e456fc01599bd25');
+  });
 
   it('when every header is right, then the call succeeds (control)', async () => {
     const settings = await client.partner.settings();

@@ -91,7 +91,7 @@ describe('foundation: envelope, framework rejections, exact decimals, whitelists
   });
 
   it('exact decimals round-trip through a route and the NUMERIC column with every digit (D4)', async () => {
-    for (const text of ['0.123456789012345678', '12345678901234567890.123456789012345678', '-0.000000000000000001', '100', '9007199254740993']) {
+    for (const text of ['0.123456789012345678', '12345678901234567890.123456789012345678', '-0.000000000000000001', '100', '9007199254740993', '10.50', '0.100000000000000000']) {
       const res = await client.sandbox.decimalEcho(decimal(text));
       assert.equal(decimalText(res.amount), text);
       const [row] = await svc.db.query<{ amount: string }>('SELECT amount::text AS amount FROM decimal_probes WHERE probe_id = $1', [res.probeId]);

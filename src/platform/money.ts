@@ -67,10 +67,17 @@ export function toDb(value: Amount): string {
   return value.toFixed();
 }
 
-/** For responses: a JSON number carrying exactly these digits. */
+/**
+ * For responses: a JSON number carrying exactly these digits. A NUMERIC column's text is written as
+ * the database holds it (its scale included: `10.50` stays `10.50`); a computed Amount in its
+ * shortest exact form.
+ */
 export function toWire(value: Amount | string): LosslessNumber {
-  const dec = typeof value === 'string' ? fromDb(value) : value;
-  return new LosslessNumber(dec.toFixed());
+  if (typeof value === 'string') {
+    invariant(PLAIN_DECIMAL.test(value), `amount text for the wire: ${value}`);
+    return new LosslessNumber(value);
+  }
+  return new LosslessNumber(value.toFixed());
 }
 
 export const ZERO = new ExactDecimal(0);

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Db } from '../../platform/db/db.ts';
-import { ASSET_MAX_SCALE, parseAmount, toDb, toWire } from '../../platform/money.ts';
+import { ASSET_MAX_SCALE, parseAmount, toWire, wireNumberText } from '../../platform/money.ts';
 import { Money } from '../../platform/http/schema.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
 
@@ -24,11 +24,13 @@ export function diagnosticsRoutes(deps: { db: Db }): RouteDef[] {
       data: Type.Object({ probeId: Type.String(), amount: Money(AMOUNT_RULES) }),
       errors: [],
       handler: async ({ body, partner }) => {
-        const value = parseAmount('amount', body.amount, AMOUNT_RULES);
+        parseAmount('amount', body.amount, AMOUNT_RULES);
+        // The text as the partner wrote it goes to the unconstrained NUMERIC column, which keeps its scale.
+        const text = wireNumberText(body.amount)!;
         const probeId = newId('dp');
         const [row] = await deps.db.query<{ amount: string }>(
           'INSERT INTO decimal_probes (probe_id, partner_id, amount) VALUES ($1, $2, $3::numeric) RETURNING amount::text AS amount',
-          [probeId, partner.partnerId, toDb(value)],
+          [probeId, partner.partnerId, text],
         );
         return { probeId, amount: toWire(row.amount) };
       },

@@ -11,7 +11,9 @@ export interface NewEvent {
 }
 
 /**
- * Records an event for the partner in the caller's transaction (transactional outbox, D38).
+ * Records an event for the partner in the caller's transaction (transactional outbox, D38). The
+ * event becomes visible to the delivery worker (delivery.ts) only when that transaction commits,
+ * and is then delivered at least once to the partner's webhook_url.
  * `sequence` increases per (partner, businessId): the upsert takes the row lock, so concurrent
  * writers for one business id are serialized and never share a number.
  */
@@ -24,8 +26,10 @@ export async function recordEvent(q: Queryable, event: NewEvent): Promise<{ even
   );
   const eventId = newId('ev');
   await q.query(
-    `INSERT INTO events (event_id, partner_id, event_type, business_id, sequence, payload, create_time)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    // Due for delivery at once (D38): the delivery worker picks it up after this transaction commits.
+    `INSERT INTO events (event_id, partner_id, event_type, business_id, sequence, payload, create_time,
+       status, next_attempt_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'PENDING', $7)`,
     [eventId, event.partnerId, event.eventType, event.businessId, sequence, stringifyJson(event.data ?? null), event.createTime],
   );
   return { eventId, sequence: Number(sequence) };

@@ -1,0 +1,51 @@
+/**
+ * What cards need from the other domains, in one place: companies and employees (their stores),
+ * capability enforcement (D20, the shared assertCapability), sanctions (D51) and velocity rules
+ * (D44). Cards never read those tables directly.
+ */
+import type { Queryable } from '../../platform/db/db.ts';
+import { findCustomer, listAddresses } from '../customers/store.ts';
+import { assertCapability } from '../organizations/capabilities.ts';
+import { isSanctioned } from '../organizations/sanctions.ts';
+export { findOrganization, type Organization } from '../organizations/store.ts';
+export { checkRulesForCard, bindRulesToCard } from '../velocity/service.ts';
+export { onCustomerTerminated, onOrganizationTerminated } from '../organizations/subject-status.ts';
+
+export interface CardCustomer {
+  customerId: string;
+  organizationId: string;
+  lifecycle: 'ACTIVE' | 'TERMINATED';
+  kycStatus: 'PENDING' | 'APPROVED' | 'REJECTED';
+  firstName: string;
+  lastName: string;
+  addressCountryCodes: string[];
+}
+
+/** The partner's employee (another partner's id is null, like a missing one), with address countries for screening. */
+export async function findCardCustomer(q: Queryable, partnerId: string, customerId: string): Promise<CardCustomer | null> {
+  const customer = await findCustomer(q, partnerId, customerId);
+  if (!customer) return null;
+  const addresses = (await listAddresses(q, [customer.customerId])).get(customer.customerId) ?? [];
+  return {
+    customerId: customer.customerId,
+    organizationId: customer.organizationId,
+    lifecycle: customer.lifecycle,
+    kycStatus: customer.kycStatus,
+    firstName: customer.firstName,
+    lastName: customer.lastName,
+    addressCountryCodes: addresses.map((a) => a.addressCountryCode),
+  };
+}
+
+/** D20 through the shared assertCapability: CARD_MANAGEMENT = card management, DEPOSIT = cash in. */
+export async function assertCapabilityOf(
+  q: Queryable,
+  subject: { subjectType: 'ORGANIZATION' | 'CUSTOMER'; subjectId: string },
+  capability: 'CARD_MANAGEMENT' | 'DEPOSIT',
+): Promise<void> {
+  await assertCapability(q, subject, capability === 'CARD_MANAGEMENT' ? 'CARD' : 'CASH_IN');
+}
+
+export async function isCountrySanctioned(q: Queryable, countryCode: string): Promise<boolean> {
+  return isSanctioned(q, countryCode);
+}

@@ -1,0 +1,180 @@
+import type { Config } from '../../config.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { ensureCardKeys } from '../../platform/crypto/card-keys.ts';
+import { binMatchesNetwork, DEFAULT_PAN_LENGTH } from '../../platform/crypto/pan.ts';
+import { newId } from '../../platform/crypto/secrets.ts';
+import type { Db } from '../../platform/db/db.ts';
+import { ApiError, paramInvalid } from '../../platform/errors.ts';
+import { CORPORATE_SCALE, parseAmount, toDb, toWire } from '../../platform/money.ts';
+import { pageOf, type Paging } from '../../platform/http/schema.ts';
+import type { WireAmount } from '../../platform/http/schema.ts';
+import { findCardProfile, insertCardProfile, listCardProfiles, updateCardProfile, type BalanceMode, type CardForm, type CardNetwork, type CardProfile, type NewCardProfile } from './store.ts';
+
+export interface CardDeps {
+  config: Config;
+  db: Db;
+  clock: Clock;
+}
+
+/** Validity of a virtual card when the operator does not say: three years, the common issuer default. */
+export const DEFAULT_VALIDITY_MONTHS = 36;
+
+/**
+ * D22: sandbox starts with a shared and a dedicated virtual profile on each network. Ids are fixed
+ * so integration code and docs can name them; BINs are in the networks' ranges (VISA 4, MASTERCARD 5x).
+ */
+export const SANDBOX_PROFILES: NewCardProfile[] = [
+  { cardProfileId: 'sbx-visa-shared', profileName: 'Sandbox VISA virtual, company pool', cardNetwork: 'VISA', balanceMode: 'SHARED', bin: '462263' },
+  { cardProfileId: 'sbx-visa-dedicated', profileName: 'Sandbox VISA virtual, dedicated balance', cardNetwork: 'VISA', balanceMode: 'DEDICATED', bin: '462264' },
+  { cardProfileId: 'sbx-mc-shared', profileName: 'Sandbox MASTERCARD virtual, company pool', cardNetwork: 'MASTERCARD', balanceMode: 'SHARED', bin: '531993' },
+  { cardProfileId: 'sbx-mc-dedicated', profileName: 'Sandbox MASTERCARD virtual, dedicated balance', cardNetwork: 'MASTERCARD', balanceMode: 'DEDICATED', bin: '531994' },
+].map((p) => ({
+  ...p,
+  cardNetwork: p.cardNetwork as CardNetwork,
+  balanceMode: p.balanceMode as BalanceMode,
+  partnerId: null,
+  cardForm: 'VIRTUAL' as CardForm,
+  settlementCurrencies: ['USD', 'HKD'],
+  panLength: DEFAULT_PAN_LENGTH,
+  validityMonths: DEFAULT_VALIDITY_MONTHS,
+  issuanceFee: '0',
+  monthlyFee: '0',
+  status: 'ACTIVE' as const,
+}));
+
+const seeded = new WeakMap<Db, Promise<void>>();
+
+/**
+ * Everything cards need before a business transaction: the card keys (D26) and, in sandbox, the
+ * seed profiles (D22). Idempotent and safe on several instances; runs once per process.
+ */
+export async function ensureCardsReady(deps: CardDeps): Promise<void> {
+  const now = new Date(deps.clock.now());
+  await ensureCardKeys(deps.db, deps.config, now);
+  if (deps.config.env !== 'sandbox') return;
+  let done = seeded.get(deps.db);
+  if (!done) {
+    done = (async () => {
+      for (const profile of SANDBOX_PROFILES) await insertCardProfile(deps.db, profile, now);
+    })();
+    seeded.set(deps.db, done);
+    done.catch(() => seeded.delete(deps.db));
+  }
+  await done;
+}
+
+export function profileView(p: CardProfile) {
+  return {
+    cardProfileId: p.cardProfileId,
+    profileName: p.profileName,
+    cardNetwork: p.cardNetwork,
+    cardForm: p.cardForm,
+    balanceMode: p.balanceMode,
+    settlementCurrencies: p.settlementCurrencies,
+    fees: { issuanceFee: toWire(p.issuanceFee), monthlyFee: toWire(p.monthlyFee) },
+    status: p.status,
+  };
+}
+
+export function adminProfileView(p: CardProfile) {
+  return {
+    ...profileView(p),
+    partnerId: p.partnerId,
+    bin: p.bin,
+    panLength: p.panLength,
+    validityMonths: p.validityMonths,
+    createTime: p.createdAt.toISOString(),
+    modifyTime: p.updatedAt.toISOString(),
+  };
+}
+
+const FEE_RULES = { maxScale: CORPORATE_SCALE, sign: 'nonNegative' } as const;
+
+export interface CreateProfileInput {
+  cardProfileId?: string;
+  partnerId?: string | null;
+  profileName: string;
+  cardNetwork: CardNetwork;
+  cardForm: CardForm;
+  balanceMode: BalanceMode;
+  settlementCurrencies: string[];
+  bin: string;
+  panLength?: number;
+  validityMonths?: number;
+  fees?: { issuanceFee?: WireAmount; monthlyFee?: WireAmount };
+  status?: 'ACTIVE' | 'INACTIVE';
+}
+
+/** D22: operators create profiles; the BIN must be in the network's range. */
+export async function createCardProfile(deps: CardDeps, input: CreateProfileInput) {
+  await ensureCardsReady(deps);
+  if (new Set(input.settlementCurrencies).size !== input.settlementCurrencies.length) {
+    throw paramInvalid('settlementCurrencies', 'must not contain duplicates');
+  }
+  if (!binMatchesNetwork(input.bin, input.cardNetwork)) throw paramInvalid('bin', `is not in the ${input.cardNetwork} range`);
+  const panLength = input.panLength ?? DEFAULT_PAN_LENGTH;
+  if (panLength - input.bin.length < 7) throw paramInvalid('panLength', 'must leave at least 6 account digits after the BIN');
+  const issuanceFee = input.fees?.issuanceFee === undefined ? '0' : toDb(parseAmount('fees.issuanceFee', input.fees.issuanceFee, FEE_RULES));
+  const monthlyFee = input.fees?.monthlyFee === undefined ? '0' : toDb(parseAmount('fees.monthlyFee', input.fees.monthlyFee, FEE_RULES));
+  const now = new Date(deps.clock.now());
+  return deps.db.tx(async (q) => {
+    if (input.partnerId) {
+      const [partner] = await q.query('SELECT 1 AS ok FROM partners WHERE partner_id = $1', [input.partnerId]);
+      if (!partner) throw new ApiError('PARTNER_INVALID');
+    }
+    const profile: NewCardProfile = {
+      cardProfileId: input.cardProfileId ?? newId('cp'),
+      partnerId: input.partnerId ?? null,
+      profileName: input.profileName,
+      cardNetwork: input.cardNetwork,
+      cardForm: input.cardForm,
+      balanceMode: input.balanceMode,
+      settlementCurrencies: input.settlementCurrencies,
+      bin: input.bin,
+      panLength,
+      validityMonths: input.validityMonths ?? DEFAULT_VALIDITY_MONTHS,
+      issuanceFee,
+      monthlyFee,
+      status: input.status ?? 'ACTIVE',
+    };
+    if (!(await insertCardProfile(q, profile, now))) throw paramInvalid('cardProfileId', 'is already used');
+    return adminProfileView((await findCardProfile(q, profile.cardProfileId))!);
+  });
+}
+
+export async function updateCardProfileSettings(
+  deps: CardDeps,
+  input: { cardProfileId: string; profileName?: string; status?: 'ACTIVE' | 'INACTIVE'; fees?: { issuanceFee?: WireAmount; monthlyFee?: WireAmount } },
+) {
+  await ensureCardsReady(deps);
+  const now = new Date(deps.clock.now());
+  return deps.db.tx(async (q) => {
+    const current = await findCardProfile(q, input.cardProfileId, true);
+    if (!current) throw new ApiError('CARD_PROFILE_INVALID');
+    const updated = await updateCardProfile(q, current.cardProfileId, {
+      profileName: input.profileName ?? current.profileName,
+      status: input.status ?? current.status,
+      issuanceFee: input.fees?.issuanceFee === undefined ? current.issuanceFee : toDb(parseAmount('fees.issuanceFee', input.fees.issuanceFee, FEE_RULES)),
+      monthlyFee: input.fees?.monthlyFee === undefined ? current.monthlyFee : toDb(parseAmount('fees.monthlyFee', input.fees.monthlyFee, FEE_RULES)),
+    }, now);
+    return adminProfileView(updated);
+  });
+}
+
+export async function listProfilesForOperator(deps: CardDeps, paging: Paging) {
+  await ensureCardsReady(deps);
+  const { total, rows } = await listCardProfiles(deps.db, { partnerId: null }, paging.pageSize, (paging.page - 1) * paging.pageSize);
+  return pageOf(paging, total, rows.map(adminProfileView));
+}
+
+/** D22, D48: the profiles offered to the partner (shared ones and its own). */
+export async function listProfilesForPartner(
+  deps: CardDeps,
+  partnerId: string,
+  filter: { cardNetwork?: string; balanceMode?: string; status?: string },
+  paging: Paging,
+) {
+  await ensureCardsReady(deps);
+  const { total, rows } = await listCardProfiles(deps.db, { partnerId, ...filter }, paging.pageSize, (paging.page - 1) * paging.pageSize);
+  return pageOf(paging, total, rows.map(profileView));
+}

@@ -1,0 +1,225 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import type { Config } from '../../config.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { hmacSha256Hex, newId, unseal } from '../../platform/crypto/secrets.ts';
+import type { Db } from '../../platform/db/db.ts';
+import { partnerSecretContext } from '../partners/authenticate.ts';
+import {
+  finishAttempt, insertAttempt, leaseDue, markAbandonedAttempts, settleEvent,
+  type AttemptResult, type LeasedEvent, type NextState,
+} from './store.ts';
+import { postWebhook, type PostResult } from './webhook-http.ts';
+
+/**
+ * Webhook delivery from the outbox (D38, D49): at least once, signed like a partner request (5.3),
+ * retried with exponential backoff and jitter for at least 24 hours, then FAILED.
+ *
+ * One attempt = lease (short transaction, FOR UPDATE SKIP LOCKED) -> HTTP POST outside any
+ * transaction -> settle (short transaction, only while the lease is still ours). A worker that dies
+ * between the two transactions loses nothing: its lease runs out and any instance retries.
+ */
+
+export interface EventDeps {
+  config: Config;
+  db: Db;
+  clock: Clock;
+}
+
+export interface DeliveryLog {
+  error(obj: object, msg?: string): void;
+}
+
+/** D49: the first retry within 10 s of the failure; 5 s with +-20 % jitter stays inside that. */
+export const FIRST_RETRY_DELAY_MS = 5_000;
+/** Each further failure doubles the wait ... */
+export const RETRY_BACKOFF_FACTOR = 2;
+/** ... up to one hour, so a partner back after an outage hears from us within the hour. */
+export const MAX_RETRY_DELAY_MS = 3_600_000;
+/** Each delay is the nominal one times a uniform factor in [1 - r, 1 + r]: spreads retry storms. */
+export const RETRY_JITTER_RATIO = 0.2;
+/** D38: retries go on for at least 24 hours from the cycle's first attempt, then FAILED. */
+export const RETRY_WINDOW_MS = 24 * 3_600_000;
+/** A lease outlives the HTTP deadline by this, so a live worker always settles before it expires. */
+export const LEASE_MARGIN_MS = 30_000;
+/** Events taken per lease transaction. */
+export const DELIVERY_BATCH_SIZE = 50;
+/** Attempts one instance runs at once (each may wait up to the HTTP deadline). */
+export const MAX_IN_FLIGHT_DELIVERIES = 64;
+/** How often the worker looks for due events: the added latency of a fresh event, at most. */
+export const WEBHOOK_POLL_INTERVAL_MS = 1_000;
+
+export function leaseDurationMs(config: Config): number {
+  return config.webhookTimeoutMs + LEASE_MARGIN_MS;
+}
+
+/** Wait before the next attempt after the n-th failed attempt (n from 1) of a delivery cycle. */
+export function retryDelayMs(failedAttempts: number, random: () => number = Math.random): number {
+  const nominal = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * RETRY_BACKOFF_FACTOR ** Math.max(0, failedAttempts - 1));
+  return Math.round(nominal * (1 - RETRY_JITTER_RATIO + 2 * RETRY_JITTER_RATIO * random()));
+}
+
+/** After a failure at `now`: retry while the cycle is younger than the window, else FAILED. */
+export function nextStateAfter(
+  event: Pick<LeasedEvent, 'deliveryStartedAt' | 'deliveryAttempt'>,
+  outcome: PostResult['outcome'],
+  now: Date,
+  random: () => number = Math.random,
+): NextState {
+  if (outcome === 'SUCCESS') return { status: 'DELIVERED' };
+  if (now.getTime() - new Date(event.deliveryStartedAt).getTime() >= RETRY_WINDOW_MS) return { status: 'FAILED' };
+  return { status: 'PENDING', nextAttemptAt: new Date(now.getTime() + retryDelayMs(event.deliveryAttempt, random)) };
+}
+
+/**
+ * The D38 body: `{eventId, eventType, businessId, sequence, createTime, data}`. `data` is the
+ * stored lossless JSON text inserted as-is, so amounts keep every digit (D4). The same event
+ * always yields the same bytes.
+ */
+export function webhookBody(event: Pick<LeasedEvent, 'eventId' | 'eventType' | 'businessId' | 'sequence' | 'createTime' | 'payload'>): string {
+  if (!/^\d+$/.test(String(event.sequence))) throw new Error('Invariant violated: sequence is a non-negative integer');
+  return `{"eventId":${JSON.stringify(event.eventId)},"eventType":${JSON.stringify(event.eventType)},` +
+    `"businessId":${JSON.stringify(event.businessId)},"sequence":${event.sequence},` +
+    `"createTime":${JSON.stringify(new Date(event.createTime).toISOString())},"data":${event.payload}}`;
+}
+
+/** 5.2-5.3 applied to the webhook: the partner verifies it exactly like we verify its requests. */
+export function webhookHeaders(args: { apiKey: string; secretKey: string; eventId: string; body: string; nowMs: number; nonce?: string }): Record<string, string> {
+  const timestamp = String(args.nowMs);
+  const nonce = args.nonce ?? String(randomInt(10000, 100000));
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'cardsvc-webhooks/1',
+    'x-dapi-api-key': args.apiKey,
+    'x-dapi-timestamp': timestamp,
+    'x-dapi-nonce': nonce,
+    'x-dapi-sign': hmacSha256Hex(args.secretKey, args.apiKey + timestamp + nonce + args.body),
+    'x-dapi-event-id': args.eventId,
+  };
+}
+
+/** First half of an attempt: leases due events and opens an IN_FLIGHT attempt row for each. */
+export async function leaseDueEvents(deps: EventDeps, options: { limit?: number } = {}): Promise<LeasedEvent[]> {
+  const limit = options.limit ?? DELIVERY_BATCH_SIZE;
+  if (limit <= 0) return [];
+  const now = new Date(deps.clock.now());
+  const leaseUntil = new Date(now.getTime() + leaseDurationMs(deps.config));
+  const leaseToken = randomBytes(12).toString('hex');
+  return deps.db.tx(async (q) => {
+    const rows = await leaseDue(q, { now, leaseUntil, leaseToken, limit });
+    await markAbandonedAttempts(q, rows.map((r) => r.eventId), now);
+    const leased: LeasedEvent[] = [];
+    for (const row of rows) {
+      const attemptId = newId('ea');
+      await insertAttempt(q, { attemptId, eventId: row.eventId, attemptNo: row.attemptNo, startedAt: now });
+      leased.push({ ...row, attemptId, startedAt: now });
+    }
+    return leased;
+  });
+}
+
+function notConfigured(error: string): PostResult {
+  return { outcome: 'NOT_CONFIGURED', httpStatus: null, latencyMs: 0, error };
+}
+
+/** The HTTP part of an attempt; never throws. */
+async function attempt(deps: EventDeps, event: LeasedEvent): Promise<PostResult> {
+  if (event.partnerStatus !== 'ACTIVE') return notConfigured('partner is disabled');
+  if (!event.webhookUrl) return notConfigured('partner has no webhook_url');
+  if (!event.apiKey || !event.secretKeyEnc) return notConfigured('partner has no credentials yet, so the webhook cannot be signed');
+  let secretKey: string;
+  try {
+    secretKey = unseal(deps.config.masterKey, event.secretKeyEnc, partnerSecretContext(event.partnerId));
+  } catch {
+    return notConfigured('partner secret key cannot be read with this master key');
+  }
+  const body = webhookBody(event);
+  const headers = webhookHeaders({ apiKey: event.apiKey, secretKey, eventId: event.eventId, body, nowMs: deps.clock.now() });
+  return postWebhook({
+    url: event.webhookUrl,
+    body,
+    headers,
+    timeoutMs: deps.config.webhookTimeoutMs,
+    blockPrivateAddresses: deps.config.env === 'production',
+  });
+}
+
+export interface DeliveryResult {
+  eventId: string;
+  attemptNo: number;
+  outcome: PostResult['outcome'];
+  status: NextState['status'];
+  /** False when the lease was lost meanwhile (resend, or expiry): the answer was logged only. */
+  settled: boolean;
+}
+
+/** Second half: POSTs the leased event and records the answer. */
+export async function deliverLeased(deps: EventDeps, event: LeasedEvent): Promise<DeliveryResult> {
+  const post = await attempt(deps, event);
+  const finishedAt = new Date(deps.clock.now());
+  const result: AttemptResult = { ...post, finishedAt };
+  const next = nextStateAfter(event, post.outcome, finishedAt);
+  const settled = await deps.db.tx(async (q) => {
+    await finishAttempt(q, event.attemptId, result);
+    return settleEvent(q, { eventId: event.eventId, leaseToken: event.leaseToken, result, next });
+  });
+  return { eventId: event.eventId, attemptNo: event.attemptNo, outcome: post.outcome, status: next.status, settled };
+}
+
+export interface DeliverySummary {
+  leased: number;
+  delivered: number;
+  retrying: number;
+  failed: number;
+  results: DeliveryResult[];
+}
+
+/**
+ * Delivers every due event, up to `limit`, and waits for the answers. The worker loop calls it;
+ * tests call it directly (deterministic, no timers). Safe on several instances at once.
+ */
+export async function deliverDueEvents(deps: EventDeps, options: { limit?: number; log?: DeliveryLog } = {}): Promise<DeliverySummary> {
+  const leased = await leaseDueEvents(deps, { limit: options.limit });
+  const outcomes = await Promise.allSettled(leased.map((e) => deliverLeased(deps, e)));
+  const results: DeliveryResult[] = [];
+  outcomes.forEach((o, i) => {
+    if (o.status === 'fulfilled') results.push(o.value);
+    // The lease is left to expire: the event is retried then, nothing is lost.
+    else options.log?.error({ err: o.reason, eventId: leased[i].eventId }, 'webhook attempt could not be recorded');
+  });
+  return {
+    leased: leased.length,
+    delivered: results.filter((r) => r.settled && r.status === 'DELIVERED').length,
+    retrying: results.filter((r) => r.settled && r.status === 'PENDING').length,
+    failed: results.filter((r) => r.settled && r.status === 'FAILED').length,
+    results,
+  };
+}
+
+/**
+ * The background loop body (src/workers.ts runs it every WEBHOOK_POLL_INTERVAL_MS). Runs overlap
+ * on purpose, so one slow partner does not hold up the others; the in-flight cap bounds them.
+ */
+export function webhookDeliveryWorker(deps: EventDeps, log: DeliveryLog): () => Promise<void> {
+  let inFlight = 0;
+  return async () => {
+    const capacity = Math.min(DELIVERY_BATCH_SIZE, MAX_IN_FLIGHT_DELIVERIES - inFlight);
+    if (capacity <= 0) return;
+    inFlight += capacity; // reserved before the lease, so overlapping runs never exceed the cap
+    let leased: LeasedEvent[] = [];
+    try {
+      leased = await leaseDueEvents(deps, { limit: capacity });
+    } finally {
+      inFlight -= capacity - leased.length; // give back what was not used
+    }
+    await Promise.all(leased.map(async (event) => {
+      try {
+        await deliverLeased(deps, event);
+      } catch (err) {
+        // The lease is left to expire: the event is retried then, nothing is lost.
+        log.error({ err, eventId: event.eventId }, 'webhook attempt could not be recorded');
+      } finally {
+        inFlight -= 1;
+      }
+    }));
+  };
+}

@@ -1,0 +1,94 @@
+import type { Config } from '../../config.ts';
+import { ApiError, paramInvalid } from '../../platform/errors.ts';
+import { parseJson } from '../../platform/http/json.ts';
+import { isoTime, pageOf, type Paging } from '../../platform/http/schema.ts';
+import type { EventDeps } from './delivery.ts';
+import { findEventRow, listAttemptRows, listEventRows, scheduleRedelivery, type AttemptRow, type EventRow, type EventStatus } from './store.ts';
+
+/** The partner's event log and redelivery (D38): `GET /open-api/webhook/v1/events`, `POST .../resend`. */
+
+export interface ListEventsInput {
+  eventType?: string;
+  status?: EventStatus;
+  businessId?: string;
+  startTime?: string;
+  endTime?: string;
+  page?: number;
+  pageSize?: number;
+}
+
+/** The attempts shown with one event: the latest ones (an event has at most a few dozen). */
+const DETAIL_ATTEMPTS_MAX = 100;
+
+export function eventView(row: EventRow) {
+  return {
+    eventId: row.eventId,
+    eventType: row.eventType,
+    businessId: row.businessId,
+    sequence: Number(row.sequence),
+    createTime: isoTime(row.createTime),
+    status: row.status,
+    attempts: row.attempts,
+    lastAttemptTime: isoTime(row.lastAttemptAt),
+    lastHttpStatus: row.lastHttpStatus,
+    lastError: row.lastError,
+    nextAttemptTime: row.status === 'PENDING' ? isoTime(row.nextAttemptAt) : null,
+    deliveredTime: isoTime(row.deliveredAt),
+    failedTime: isoTime(row.failedAt),
+    // Lossless (D4): the stored text is parsed without rounding and written back with its digits.
+    data: parseJson(row.payload),
+  };
+}
+
+function attemptView(a: AttemptRow) {
+  return {
+    attemptNo: a.attemptNo,
+    attemptTime: isoTime(a.startedAt),
+    finishTime: isoTime(a.finishedAt),
+    outcome: a.outcome,
+    httpStatus: a.httpStatus,
+    latencyMs: a.latencyMs,
+    error: a.error,
+  };
+}
+
+export async function listEvents(deps: EventDeps, partnerId: string, input: ListEventsInput) {
+  const paging: Paging = { page: input.page ?? 1, pageSize: input.pageSize ?? 20 };
+  const startTime = input.startTime !== undefined ? new Date(input.startTime) : undefined;
+  const endTime = input.endTime !== undefined ? new Date(input.endTime) : undefined;
+  if (startTime && endTime && endTime.getTime() < startTime.getTime()) throw paramInvalid('endTime', 'must not be before startTime');
+  const { total, rows } = await listEventRows(
+    deps.db,
+    { partnerId, eventType: input.eventType, status: input.status, businessId: input.businessId, startTime, endTime },
+    paging.pageSize,
+    (paging.page - 1) * paging.pageSize,
+  );
+  return pageOf(paging, total, rows.map(eventView));
+}
+
+export async function eventDetail(deps: EventDeps, partnerId: string, eventId: string) {
+  const row = await findEventRow(deps.db, partnerId, eventId);
+  if (!row) throw new ApiError('EVENT_NOT_FOUND');
+  const attempts = await listAttemptRows(deps.db, eventId, DETAIL_ATTEMPTS_MAX);
+  return { ...eventView(row), attemptLog: attempts.map(attemptView) };
+}
+
+/**
+ * Schedules a new delivery of one of the partner's events, whatever its status: due now, with a
+ * fresh 24-hour retry window. The eventId, sequence and body stay the same (partners deduplicate
+ * on eventId). Another partner's event id is EVENT_NOT_FOUND, exactly like an unknown one.
+ */
+export async function resendEvent(deps: EventDeps, partnerId: string, eventId: string) {
+  const now = new Date(deps.clock.now());
+  return deps.db.tx(async (q) => {
+    const row = await findEventRow(q, partnerId, eventId, true);
+    if (!row) throw new ApiError('EVENT_NOT_FOUND');
+    const { nextAttemptAt } = await scheduleRedelivery(q, eventId, now);
+    return { eventId, status: 'PENDING' as const, nextAttemptTime: isoTime(nextAttemptAt) };
+  });
+}
+
+/** 5.5: the addresses webhooks come from, for the partner's webhook whitelist. */
+export function webhookEgress(config: Config) {
+  return { environment: config.env, egressIps: config.webhookEgressIps };
+}

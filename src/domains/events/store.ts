@@ -1,0 +1,230 @@
+import type { Queryable } from '../../platform/db/db.ts';
+import type { AttemptOutcome } from './webhook-http.ts';
+
+export type EventStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
+
+/** An event as the delivery worker holds it while its lease runs. */
+export interface LeasedEvent {
+  eventId: string;
+  partnerId: string;
+  eventType: string;
+  businessId: string;
+  /** BIGINT as text (db.ts): printed into the body as-is. */
+  sequence: string;
+  /** Lossless JSON text of `data`. */
+  payload: string;
+  createTime: Date;
+  /** Attempt number of this attempt, over the event's whole life. */
+  attemptNo: number;
+  /** Attempt number within the current delivery cycle (the backoff step). */
+  deliveryAttempt: number;
+  deliveryStartedAt: Date;
+  leaseToken: string;
+  attemptId: string;
+  startedAt: Date;
+  // The partner's settings as they are at lease time.
+  partnerStatus: string;
+  apiKey: string | null;
+  secretKeyEnc: string | null;
+  webhookUrl: string | null;
+}
+
+/**
+ * Takes up to `limit` due events: rows are locked with FOR UPDATE SKIP LOCKED (another instance
+ * skips them instead of waiting) and their next_attempt_at is moved to the lease expiry, so once
+ * this commits no other worker sees them as due until the lease runs out.
+ */
+export async function leaseDue(
+  q: Queryable,
+  args: { now: Date; leaseUntil: Date; leaseToken: string; limit: number },
+): Promise<Array<Omit<LeasedEvent, 'attemptId' | 'startedAt'>>> {
+  return q.query<Omit<LeasedEvent, 'attemptId' | 'startedAt'>>(
+    `WITH due AS (
+       SELECT event_id FROM events
+        WHERE status = 'PENDING' AND next_attempt_at <= $1
+        ORDER BY next_attempt_at, event_id
+        LIMIT $4
+        FOR UPDATE SKIP LOCKED
+     ), leased AS (
+       UPDATE events e
+          SET next_attempt_at = $2, lease_token = $3, attempts = e.attempts + 1,
+              delivery_attempts = e.delivery_attempts + 1,
+              delivery_started_at = COALESCE(e.delivery_started_at, $1)
+         FROM due WHERE e.event_id = due.event_id
+       RETURNING e.*
+     )
+     SELECT l.event_id AS "eventId", l.partner_id AS "partnerId", l.event_type AS "eventType",
+            l.business_id AS "businessId", l.sequence::text AS "sequence", l.payload, l.create_time AS "createTime",
+            l.attempts AS "attemptNo", l.delivery_attempts AS "deliveryAttempt",
+            l.delivery_started_at AS "deliveryStartedAt", l.lease_token AS "leaseToken",
+            p.status AS "partnerStatus", p.api_key AS "apiKey", p.secret_key_enc AS "secretKeyEnc",
+            p.webhook_url AS "webhookUrl"
+       FROM leased l JOIN partners p ON p.partner_id = l.partner_id`,
+    [args.now, args.leaseUntil, args.leaseToken, args.limit],
+  );
+}
+
+/** Attempts left IN_FLIGHT by a worker that never finished (its lease ran out). */
+export async function markAbandonedAttempts(q: Queryable, eventIds: string[], now: Date): Promise<void> {
+  if (eventIds.length === 0) return;
+  await q.query(
+    `UPDATE event_attempts SET outcome = 'LEASE_EXPIRED', finished_at = $2,
+            error = 'the worker holding this attempt stopped before recording an answer; the lease ran out'
+      WHERE event_id = ANY($1::text[]) AND outcome = 'IN_FLIGHT'`,
+    [eventIds, now],
+  );
+}
+
+export async function insertAttempt(q: Queryable, a: { attemptId: string; eventId: string; attemptNo: number; startedAt: Date }): Promise<void> {
+  await q.query(
+    `INSERT INTO event_attempts (attempt_id, event_id, attempt_no, started_at, outcome) VALUES ($1, $2, $3, $4, 'IN_FLIGHT')`,
+    [a.attemptId, a.eventId, a.attemptNo, a.startedAt],
+  );
+}
+
+export interface AttemptResult {
+  outcome: AttemptOutcome;
+  httpStatus: number | null;
+  latencyMs: number;
+  error: string | null;
+  finishedAt: Date;
+}
+
+export async function finishAttempt(q: Queryable, attemptId: string, r: AttemptResult): Promise<void> {
+  await q.query(
+    `UPDATE event_attempts SET outcome = $2, http_status = $3, latency_ms = $4, error = $5, finished_at = $6
+      WHERE attempt_id = $1`,
+    [attemptId, r.outcome, r.httpStatus, r.latencyMs, r.error, r.finishedAt],
+  );
+}
+
+export type NextState =
+  | { status: 'DELIVERED' }
+  | { status: 'PENDING'; nextAttemptAt: Date }
+  | { status: 'FAILED' };
+
+/**
+ * Records the outcome on the event, but only while this worker still holds the lease: a resend
+ * (or an expired lease taken by another worker) clears or replaces the token, and then this stale
+ * answer must not overwrite the newer schedule. Returns false when the lease was lost.
+ */
+export async function settleEvent(
+  q: Queryable,
+  args: { eventId: string; leaseToken: string; result: AttemptResult; next: NextState },
+): Promise<boolean> {
+  const { result, next } = args;
+  const rows = await q.query(
+    `UPDATE events SET status = $3, lease_token = NULL, last_attempt_at = $4, last_http_status = $5, last_error = $6,
+            next_attempt_at = $7,
+            delivered_at = CASE WHEN $3 = 'DELIVERED' THEN $4 ELSE delivered_at END,
+            failed_at = CASE WHEN $3 = 'FAILED' THEN $4::timestamptz ELSE NULL END
+      WHERE event_id = $1 AND lease_token = $2
+      RETURNING event_id`,
+    [args.eventId, args.leaseToken, next.status, result.finishedAt, result.httpStatus, result.error,
+      next.status === 'PENDING' ? next.nextAttemptAt : null],
+  );
+  return rows.length === 1;
+}
+
+export interface EventRow {
+  eventId: string;
+  eventType: string;
+  businessId: string;
+  sequence: string;
+  payload: string;
+  createTime: Date;
+  status: EventStatus;
+  attempts: number;
+  lastAttemptAt: Date | null;
+  lastHttpStatus: number | null;
+  lastError: string | null;
+  nextAttemptAt: Date | null;
+  deliveredAt: Date | null;
+  failedAt: Date | null;
+}
+
+const EVENT_COLUMNS = `event_id AS "eventId", event_type AS "eventType", business_id AS "businessId",
+  sequence::text AS "sequence", payload, create_time AS "createTime", status, attempts,
+  last_attempt_at AS "lastAttemptAt", last_http_status AS "lastHttpStatus", last_error AS "lastError",
+  next_attempt_at AS "nextAttemptAt", delivered_at AS "deliveredAt", failed_at AS "failedAt"`;
+
+export interface EventFilter {
+  partnerId: string;
+  eventType?: string;
+  status?: EventStatus;
+  businessId?: string;
+  /** Inclusive. */
+  startTime?: Date;
+  /** Exclusive. */
+  endTime?: Date;
+}
+
+/** The partner's events, newest first (D9). */
+export async function listEventRows(q: Queryable, f: EventFilter, limit: number, offset: number): Promise<{ total: number; rows: EventRow[] }> {
+  const where = ['partner_id = $1'];
+  const params: unknown[] = [f.partnerId];
+  const add = (clause: string, value: unknown) => {
+    params.push(value);
+    where.push(clause.replace('?', `$${params.length}`));
+  };
+  if (f.eventType !== undefined) add('event_type = ?', f.eventType);
+  if (f.status !== undefined) add('status = ?', f.status);
+  if (f.businessId !== undefined) add('business_id = ?', f.businessId);
+  if (f.startTime !== undefined) add('create_time >= ?', f.startTime);
+  if (f.endTime !== undefined) add('create_time < ?', f.endTime);
+  const clause = where.join(' AND ');
+  const [{ total }] = await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM events WHERE ${clause}`, params);
+  const rows = await q.query<EventRow>(
+    `SELECT ${EVENT_COLUMNS} FROM events WHERE ${clause}
+      ORDER BY create_time DESC, sequence DESC, event_id DESC
+      LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, limit, offset],
+  );
+  return { total, rows };
+}
+
+/** One event of the partner; another partner's event is "not found" (never revealed). */
+export async function findEventRow(q: Queryable, partnerId: string, eventId: string, forUpdate = false): Promise<EventRow | null> {
+  const rows = await q.query<EventRow>(
+    `SELECT ${EVENT_COLUMNS} FROM events WHERE partner_id = $1 AND event_id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    [partnerId, eventId],
+  );
+  return rows[0] ?? null;
+}
+
+export interface AttemptRow {
+  attemptNo: number;
+  startedAt: Date;
+  finishedAt: Date | null;
+  outcome: string;
+  httpStatus: number | null;
+  latencyMs: number | null;
+  error: string | null;
+}
+
+export async function listAttemptRows(q: Queryable, eventId: string, limit: number): Promise<AttemptRow[]> {
+  return q.query<AttemptRow>(
+    `SELECT attempt_no AS "attemptNo", started_at AS "startedAt", finished_at AS "finishedAt", outcome,
+            http_status AS "httpStatus", latency_ms AS "latencyMs", error
+       FROM event_attempts WHERE event_id = $1 ORDER BY attempt_no DESC LIMIT $2`,
+    [eventId, limit],
+  );
+}
+
+/**
+ * Redelivery: the event is due again now and starts a new delivery cycle (a fresh retry window,
+ * counted from the cycle's first attempt, and backoff). An attempt in flight keeps its slot: the event becomes due when that lease ends,
+ * and the in-flight answer, whatever it is, no longer settles the event (its token is cleared).
+ */
+export async function scheduleRedelivery(q: Queryable, eventId: string, now: Date): Promise<{ nextAttemptAt: Date }> {
+  const [row] = await q.query<{ nextAttemptAt: Date }>(
+    `UPDATE events
+        SET next_attempt_at = CASE WHEN status = 'PENDING' AND lease_token IS NOT NULL AND next_attempt_at > $2
+                                   THEN next_attempt_at ELSE $2 END,
+            status = 'PENDING', lease_token = NULL, delivery_attempts = 0, delivery_started_at = NULL, failed_at = NULL
+      WHERE event_id = $1
+      RETURNING next_attempt_at AS "nextAttemptAt"`,
+    [eventId, now],
+  );
+  return row;
+}

@@ -1,0 +1,117 @@
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import { isIP } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { ForbiddenAddressError, guardedLookup, hostOf, isForbiddenAddress } from './ssrf.ts';
+
+export type AttemptOutcome = 'SUCCESS' | 'HTTP_ERROR' | 'TIMEOUT' | 'NETWORK_ERROR' | 'BLOCKED' | 'NOT_CONFIGURED';
+
+export interface PostResult {
+  outcome: AttemptOutcome;
+  httpStatus: number | null;
+  /** Wall-clock duration of the attempt (DNS, connect, answer), whatever the service clock says. */
+  latencyMs: number;
+  error: string | null;
+}
+
+export interface PostOptions {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+  /** No complete answer (status line, headers and body) within this: TIMEOUT. */
+  timeoutMs: number;
+  /** Production: refuse loopback, private and link-local destinations (D38). */
+  blockPrivateAddresses: boolean;
+}
+
+/** How much of a partner's error answer is kept in the attempt log. */
+const ERROR_BODY_KEEP_CHARS = 200;
+/** At most this much of an answer body is read; the rest is discarded with the connection. */
+const ANSWER_READ_LIMIT_BYTES = 4096;
+
+function printable(text: string): string {
+  return text.replace(/[\x00-\x1f\x7f]+/g, ' ').trim().slice(0, ERROR_BODY_KEEP_CHARS);
+}
+
+/**
+ * POSTs one webhook with node:http(s). Redirects are never followed (a 3xx is a failed attempt),
+ * one deadline covers DNS, connect, TLS and the answer, and in production the destination address
+ * is checked inside the socket's lookup (no gap between check and connect). Never throws.
+ */
+export function postWebhook(options: PostOptions): Promise<PostResult> {
+  const started = performance.now();
+  const elapsed = () => Math.max(0, Math.round(performance.now() - started));
+  return new Promise<PostResult>((resolve) => {
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const settle = (r: Omit<PostResult, 'latencyMs'>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ ...r, latencyMs: elapsed() });
+    };
+
+    let url: URL;
+    try {
+      url = new URL(options.url);
+    } catch {
+      settle({ outcome: 'NOT_CONFIGURED', httpStatus: null, error: 'webhook_url is not a valid URL' });
+      return;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      settle({ outcome: 'NOT_CONFIGURED', httpStatus: null, error: 'webhook_url must be http or https' });
+      return;
+    }
+    const host = hostOf(url);
+    if (options.blockPrivateAddresses && isIP(host) && isForbiddenAddress(host)) {
+      settle({ outcome: 'BLOCKED', httpStatus: null, error: new ForbiddenAddressError(host, host).message });
+      return;
+    }
+
+    const transport = url.protocol === 'https:' ? https : http;
+    const req = transport.request(url, {
+      method: 'POST',
+      headers: { ...options.headers, 'content-length': String(Buffer.byteLength(options.body, 'utf8')), connection: 'close' },
+      agent: false,
+      ...(options.blockPrivateAddresses ? { lookup: guardedLookup } : {}),
+    });
+    timer = setTimeout(() => {
+      settle({ outcome: 'TIMEOUT', httpStatus: null, error: `no answer within ${options.timeoutMs} ms` });
+      req.destroy();
+    }, options.timeoutMs);
+
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (err instanceof ForbiddenAddressError) {
+        settle({ outcome: 'BLOCKED', httpStatus: null, error: err.message });
+      } else {
+        settle({ outcome: 'NETWORK_ERROR', httpStatus: null, error: printable(`${err.code ?? 'ERROR'}: ${err.message}`) });
+      }
+    });
+    req.on('response', (res: IncomingMessage) => {
+      const status = res.statusCode ?? 0;
+      const ok = status >= 200 && status < 300;
+      const chunks: Buffer[] = [];
+      let read = 0;
+      const finish = () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if (ok) {
+          settle({ outcome: 'SUCCESS', httpStatus: status, error: null });
+        } else {
+          const where = status >= 300 && status < 400 ? `redirect not followed${res.headers.location ? ` (Location: ${res.headers.location})` : ''}` : '';
+          settle({ outcome: 'HTTP_ERROR', httpStatus: status, error: printable([`HTTP ${status}`, where, text].filter(Boolean).join(': ')) });
+        }
+        res.destroy();
+      };
+      res.on('data', (chunk: Buffer) => {
+        if (read < ANSWER_READ_LIMIT_BYTES) chunks.push(chunk);
+        read += chunk.length;
+        if (read >= ANSWER_READ_LIMIT_BYTES) finish();
+      });
+      res.on('end', finish);
+      // The status line already answered the question; a body cut short still counts.
+      res.on('error', finish);
+      res.on('close', finish);
+    });
+    req.end(options.body);
+  });
+}

@@ -1,0 +1,194 @@
+import { LosslessNumber } from 'lossless-json';
+import type { AppContext } from '../../app.ts';
+import type { Queryable } from '../../platform/db/db.ts';
+import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
+import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema.ts';
+import { CORPORATE_SCALE, fromDb, parseAmount, toDb, type Amount } from '../../platform/money.ts';
+import { findAccount, getOrCreateAccount, listAccountsOfOrganization, listAccountsOfOwner, post } from '../ledger/ledger.ts';
+import { assertCapability } from '../organizations/capabilities.ts';
+import { findOrganization } from '../organizations/store.ts';
+import { listPoolMovements, readAlertConfig, replaceAlertConfig } from './store.ts';
+
+export type FundingDeps = Pick<AppContext, 'db' | 'clock'>;
+
+/** 2.12 / section 8: thresholds are non-negative with at most two decimals. */
+export const THRESHOLD_RULES = { maxScale: CORPORATE_SCALE, sign: 'nonNegative' } as const;
+/** Corporate deposit amounts: positive, two decimals (D4). */
+export const CORPORATE_AMOUNT_RULES = { maxScale: CORPORATE_SCALE, sign: 'positive' } as const;
+/** The external account sandbox deposits come from (money outside the service). */
+export const DEPOSIT_SOURCE_OWNER = 'BANK';
+
+/**
+ * Corporate amounts (USD, HKD) on the wire with exactly two decimals (D4): `100.50`, `0.00`.
+ * The ledger never holds more decimals for these currencies (amounts are parsed with scale 2).
+ */
+export function corporateWire(value: Amount | string): LosslessNumber {
+  const dec = typeof value === 'string' ? fromDb(value) : value;
+  invariant(dec.decimalPlaces() <= CORPORATE_SCALE, `corporate amount ${dec.toFixed()} has at most ${CORPORATE_SCALE} decimals`);
+  return new LosslessNumber(dec.toFixed(CORPORATE_SCALE));
+}
+
+function balanceView(b: { available: Amount; pending: Amount; total: Amount }) {
+  return { available: corporateWire(b.available), pending: corporateWire(b.pending), total: corporateWire(b.total) };
+}
+
+/** D29/D48 fund/v1/balance: pools in funding-currency order, and the company's dedicated card balances. */
+export async function fundBalance(deps: FundingDeps, partnerId: string, organizationId: string) {
+  const organization = await findOrganization(deps.db, partnerId, organizationId);
+  if (!organization) throw new ApiError('ORGANIZATION_INVALID');
+  const pools = await listAccountsOfOwner(deps.db, partnerId, 'ORGANIZATION_POOL', organizationId);
+  const byCurrency = new Map(pools.map((p) => [p.currency, p]));
+  const cards = await listAccountsOfOrganization(deps.db, organizationId, 'CARD');
+  return {
+    organizationId,
+    pools: organization.fundingCurrencies.map((currency) => {
+      const pool = byCurrency.get(currency);
+      invariant(pool, `pool ${currency} of ${organizationId} exists`);
+      return { currency, ...balanceView(pool) };
+    }),
+    cards: cards.filter((c) => c.partnerId === partnerId).map((c) => ({ cardId: c.ownerId, currency: c.currency, ...balanceView(c) })),
+  };
+}
+
+export interface StatementQuery {
+  organizationId: string;
+  currency?: string;
+  startTime?: string;
+  endTime?: string;
+}
+
+/** D29 fund/v1/statement: every pool movement for reconciliation, newest first. */
+export async function statement(deps: FundingDeps, partnerId: string, query: StatementQuery, paging: Paging) {
+  const startTime = query.startTime ? new Date(query.startTime) : null;
+  const endTime = query.endTime ? new Date(query.endTime) : null;
+  if (startTime && endTime && startTime.getTime() > endTime.getTime()) throw paramInvalid('endTime', 'must not be before startTime');
+  const organization = await findOrganization(deps.db, partnerId, query.organizationId);
+  if (!organization) throw new ApiError('ORGANIZATION_INVALID');
+  const { total, rows } = await listPoolMovements(deps.db, {
+    partnerId, organizationId: query.organizationId, currency: query.currency ?? null, startTime, endTime,
+  }, paging.pageSize, (paging.page - 1) * paging.pageSize);
+  return pageOf(paging, total, rows.map((r) => {
+    const availableAfter = fromDb(r.availableAfter);
+    const pendingAfter = fromDb(r.pendingAfter);
+    invariant(fromDb(r.amount).eq(fromDb(r.availableChange).plus(fromDb(r.pendingChange))), 'statement line amount = changes');
+    return {
+      statementId: `st${r.firstEntryId}`,
+      postingId: r.postingId,
+      currency: r.currency,
+      type: r.kind,
+      amount: corporateWire(r.amount),
+      availableChange: corporateWire(r.availableChange),
+      pendingChange: corporateWire(r.pendingChange),
+      availableAfter: corporateWire(availableAfter),
+      pendingAfter: corporateWire(pendingAfter),
+      totalAfter: corporateWire(availableAfter.plus(pendingAfter)),
+      reference: r.reference,
+      description: r.description,
+      createTime: r.createdAt.toISOString(),
+    };
+  }));
+}
+
+export interface BalanceSettingInput {
+  currency: 'USD' | 'HKD';
+  threshold?: WireAmount;
+  thresholdAmount?: WireAmount;
+}
+
+export interface BalanceAlertInput {
+  organizationId: string;
+  balanceSettings: BalanceSettingInput[];
+  emailSettings?: string[];
+}
+
+/**
+ * 4.6 balance-alert-set (2.12, D41). After the schema: each entry has `threshold` or its alias
+ * `thresholdAmount` (equal when both are given), currencies and emails are unique
+ * (DAPI_PARAM_INVALID); then the company (SUBJECT_INVALID, D41), then each currency has a pool
+ * (BALANCE_ALERT_CURRENCY_NO_POOL). Replaces the whole configuration; answers null.
+ */
+export async function setBalanceAlerts(deps: FundingDeps, partnerId: string, input: BalanceAlertInput): Promise<null> {
+  const seen = new Set<string>();
+  const settings = input.balanceSettings.map((s, i) => {
+    if (seen.has(s.currency)) throw paramInvalid(`balanceSettings.${i}.currency`, `${s.currency} appears twice`);
+    seen.add(s.currency);
+    const canonical = s.threshold !== undefined ? parseAmount(`balanceSettings.${i}.threshold`, s.threshold, THRESHOLD_RULES) : null;
+    const alias = s.thresholdAmount !== undefined ? parseAmount(`balanceSettings.${i}.thresholdAmount`, s.thresholdAmount, THRESHOLD_RULES) : null;
+    if (canonical === null && alias === null) throw paramInvalid(`balanceSettings.${i}.threshold`, 'is required');
+    if (canonical !== null && alias !== null && !canonical.eq(alias)) {
+      throw paramInvalid(`balanceSettings.${i}.threshold`, 'threshold and thresholdAmount differ');
+    }
+    return { currency: s.currency, threshold: toDb((canonical ?? alias)!) };
+  });
+  const emails = input.emailSettings ?? [];
+  const lower = new Set<string>();
+  emails.forEach((e, i) => {
+    if (lower.has(e.toLowerCase())) throw paramInvalid(`emailSettings.${i}`, `${e} appears twice`);
+    lower.add(e.toLowerCase());
+  });
+  const at = new Date(deps.clock.now());
+  await deps.db.tx(async (q) => {
+    const organization = await findOrganization(q, partnerId, input.organizationId, true);
+    if (!organization || organization.lifecycle !== 'ACTIVE') throw new ApiError('SUBJECT_INVALID', 'Organization is missing or invalid');
+    for (const s of settings) {
+      if (!organization.fundingCurrencies.includes(s.currency)) {
+        throw new ApiError('BALANCE_ALERT_CURRENCY_NO_POOL', `The company has no ${s.currency} funding pool`);
+      }
+    }
+    await replaceAlertConfig(q, organization.organizationId, { settings, emails }, at);
+  });
+  return null;
+}
+
+/** Reads the alert configuration back (not in the spec; lets partners verify what is set). */
+export async function queryBalanceAlerts(deps: FundingDeps, partnerId: string, organizationId: string) {
+  const organization = await findOrganization(deps.db, partnerId, organizationId);
+  if (!organization) throw new ApiError('SUBJECT_INVALID', 'Organization is missing or invalid');
+  const config = await readAlertConfig(deps.db, organizationId);
+  return {
+    organizationId,
+    balanceSettings: config.settings.map((s) => ({ currency: s.currency, threshold: corporateWire(s.threshold) })),
+    emailSettings: config.emails,
+  };
+}
+
+export interface PoolDeposit {
+  partnerId: string;
+  organizationId: string;
+  currency: string;
+  amount: Amount;
+  reference?: string | null;
+  description?: string | null;
+  at: Date;
+}
+
+/**
+ * Credits a company pool from outside the service (a bank deposit; sandbox simulate/deposit).
+ * Errors: SUBJECT_INVALID (unknown, foreign or TERMINATED company), CURRENCY_NOT_ALLOWED (no pool
+ * in that currency), CAPABILITY_FROZEN with data.errorCode CASH_IN_FROZEN (D20). The company row
+ * is read FOR SHARE so a concurrent freeze either precedes the deposit or waits for it.
+ */
+export async function depositToPool(q: Queryable, d: PoolDeposit) {
+  const rows = await q.query<{ lifecycle: string }>(
+    'SELECT lifecycle FROM organizations WHERE organization_id = $1 AND partner_id = $2 FOR SHARE',
+    [d.organizationId, d.partnerId],
+  );
+  if (!rows[0] || rows[0].lifecycle !== 'ACTIVE') throw new ApiError('SUBJECT_INVALID', 'Organization is missing or invalid');
+  const pool = await findAccount(q, { partnerId: d.partnerId, ownerType: 'ORGANIZATION_POOL', ownerId: d.organizationId, currency: d.currency });
+  if (!pool) throw new ApiError('CURRENCY_NOT_ALLOWED', `The company has no ${d.currency} funding pool`);
+  await assertCapability(q, { subjectType: 'ORGANIZATION', subjectId: d.organizationId }, 'CASH_IN');
+  const source = await getOrCreateAccount(q, { partnerId: d.partnerId, ownerType: 'EXTERNAL', ownerId: DEPOSIT_SOURCE_OWNER, currency: d.currency }, d.at);
+  const posting = await post(q, {
+    partnerId: d.partnerId,
+    kind: 'DEPOSIT',
+    entries: [
+      { accountId: pool.accountId, amount: d.amount, bucket: 'AVAILABLE' },
+      { accountId: source.accountId, amount: d.amount.negated(), bucket: 'AVAILABLE' },
+    ],
+    reference: d.reference ?? null,
+    description: d.description ?? null,
+    createTime: d.at,
+  });
+  const balance = posting.balances.get(pool.accountId)!;
+  return { postingId: posting.postingId, balance };
+}

@@ -1,0 +1,357 @@
+/**
+ * The ledger (D29, D33): every money movement is one balanced double-entry posting.
+ *
+ * API (all functions take the caller's transaction `q`; call them inside `db.tx`):
+ *
+ *   getOrCreateAccount(q, {partnerId, ownerType, ownerId, currency, organizationId?}) -> LedgerAccount
+ *       One account per (partner, ownerType, ownerId, currency). Owner types:
+ *         ORGANIZATION_POOL  a company funding pool (ownerId = organizationId)
+ *         CARD               a dedicated card balance (ownerId = cardId; pass organizationId so the
+ *                            balance shows in fund/v1/balance `cards`)
+ *         MANAGED_USER       a managed-balance user asset (ownerId = the user's id)
+ *         EXTERNAL           money outside the service (bank deposits, withdrawals; ownerId e.g. 'BANK')
+ *         CLEARING           network settlement (ownerId e.g. 'VISA')
+ *         FEE_INCOME         fees earned by the service
+ *       The last three are system accounts: they may go negative (they mirror the outside world).
+ *
+ *   post(q, {partnerId, kind, entries: [{accountId, amount, bucket}], forced?, reference?,
+ *            description?, createTime, postingId?}) -> PostingResult
+ *       `amount` is a signed Amount (money.ts): positive raises the account's bucket, negative lowers
+ *       it. Buckets: AVAILABLE (= `free` of 2.3) and PENDING (= `freeze`, authorization holds).
+ *       Per currency the amounts must sum to zero. Accounts are locked in account_id order before
+ *       anything is written, so concurrent postings never lose an update nor deadlock.
+ *       Throws ApiError('INSUFFICIENT_BALANCE', ..., {data: {errorCode: accountId}}) when a
+ *       non-forced posting would take the AVAILABLE of a non-system account below zero. No SQL has
+ *       been sent at that point except the row locks, so the caller may catch it and go on in the
+ *       same transaction (an authorization records a decline). `forced: true` is for postings the
+ *       service cannot refuse (a clearing above its hold, a fee: D33).
+ *       Examples:
+ *         deposit to a pool:      [{pool, +100, AVAILABLE}, {external, -100, AVAILABLE}]
+ *         pool -> dedicated card: [{pool, -50, AVAILABLE}, {card, +50, AVAILABLE}]
+ *         authorization hold:     [{card, -10, AVAILABLE}, {card, +10, PENDING}]
+ *         clearing of that hold:  [{card, -10, PENDING}, {clearing, +10, AVAILABLE}]
+ *         release of a hold:      [{card, -10, PENDING}, {card, +10, AVAILABLE}]
+ *
+ *   getBalance(q, accountId) / getBalances(q, accountIds) -> {available, pending, total} (Amounts)
+ *   lockAccounts(q, accountIds)   row locks in a stable order, returns the accounts (read-then-decide)
+ *   auditLedger(q, {partnerId?})  re-derives every balance from the entries (see audit.ts)
+ *
+ * The database enforces the same invariants (migration 021): balanced postings (deferred
+ * constraint trigger), balances changed only through entries, pending >= 0, available >= 0 for
+ * non-system accounts unless forced, append-only postings and entries.
+ */
+import { newId } from '../../platform/crypto/secrets.ts';
+import type { Queryable } from '../../platform/db/db.ts';
+import { ApiError, invariant } from '../../platform/errors.ts';
+import { fromDb, toDb, ZERO, type Amount } from '../../platform/money.ts';
+
+export type OwnerType = 'ORGANIZATION_POOL' | 'CARD' | 'MANAGED_USER' | 'EXTERNAL' | 'CLEARING' | 'FEE_INCOME';
+export type Bucket = 'AVAILABLE' | 'PENDING';
+
+/** Owner types that mirror money outside the service: they may go negative. */
+const SYSTEM_OWNER_TYPES: ReadonlySet<OwnerType> = new Set(['EXTERNAL', 'CLEARING', 'FEE_INCOME']);
+
+/** Postings carry at most this many entries: a bound on every loop (TigerBeetle style). */
+export const MAX_ENTRIES_PER_POSTING = 16;
+const POSTING_KIND = /^[A-Z][A-Z0-9_]{0,39}$/;
+
+export interface LedgerAccount {
+  accountId: string;
+  partnerId: string;
+  organizationId: string | null;
+  ownerType: OwnerType;
+  ownerId: string;
+  currency: string;
+  allowNegative: boolean;
+  available: Amount;
+  pending: Amount;
+  total: Amount;
+  version: number;
+  createdAt: Date;
+}
+
+export interface Balance {
+  available: Amount;
+  pending: Amount;
+  total: Amount;
+}
+
+export interface AccountKey {
+  partnerId: string;
+  ownerType: OwnerType;
+  ownerId: string;
+  currency: string;
+  /** The owning company, for pools and dedicated card balances. */
+  organizationId?: string | null;
+}
+
+export interface EntryInput {
+  accountId: string;
+  /** Signed: positive raises the bucket, negative lowers it. */
+  amount: Amount;
+  bucket: Bucket;
+}
+
+export interface PostingInput {
+  /** Minted when absent; a caller-chosen id must be unique (a repeat is a programmer error). */
+  postingId?: string;
+  partnerId: string;
+  /** What happened, in the spec's words: DEPOSIT, WITHDRAW, TRANSFER, AUTHORIZATION, CLEARING, ... */
+  kind: string;
+  entries: EntryInput[];
+  /** D33: the service cannot refuse it, so AVAILABLE may go below zero. */
+  forced?: boolean;
+  /** The business id this posting belongs to (transId, externalTranId, ...). */
+  reference?: string | null;
+  description?: string | null;
+  createTime: Date;
+}
+
+export interface PostedEntry {
+  entryId: string;
+  accountId: string;
+  currency: string;
+  bucket: Bucket;
+  amount: Amount;
+  availableAfter: Amount;
+  pendingAfter: Amount;
+  accountVersion: number;
+}
+
+export interface PostingResult {
+  postingId: string;
+  kind: string;
+  createTime: Date;
+  entries: PostedEntry[];
+  /** Balance of every touched account after the posting, by account id. */
+  balances: Map<string, Balance>;
+}
+
+interface AccountRow {
+  accountId: string;
+  partnerId: string;
+  organizationId: string | null;
+  ownerType: OwnerType;
+  ownerId: string;
+  currency: string;
+  allowNegative: boolean;
+  available: string;
+  pending: string;
+  total: string;
+  version: string;
+  createdAt: Date;
+}
+
+const ACCOUNT_COLUMNS = `account_id AS "accountId", partner_id AS "partnerId", organization_id AS "organizationId",
+  owner_type AS "ownerType", owner_id AS "ownerId", currency, allow_negative AS "allowNegative",
+  available::text AS available, pending::text AS pending, total::text AS total, version::text AS version,
+  created_at AS "createdAt"`;
+
+function toAccount(row: AccountRow): LedgerAccount {
+  const account: LedgerAccount = {
+    ...row,
+    available: fromDb(row.available),
+    pending: fromDb(row.pending),
+    total: fromDb(row.total),
+    version: Number(row.version),
+  };
+  invariant(account.pending.gte(0), `pending >= 0 on ${row.accountId}`);
+  invariant(account.total.eq(account.available.plus(account.pending)), `total = available + pending on ${row.accountId}`);
+  return account;
+}
+
+/** The account of an owner in a currency, created empty on first use (safe under concurrency). */
+export async function getOrCreateAccount(q: Queryable, key: AccountKey, createTime: Date = new Date()): Promise<LedgerAccount> {
+  const existing = await findAccount(q, key);
+  if (existing) return existing;
+  await q.query(
+    `INSERT INTO ledger_accounts (account_id, partner_id, organization_id, owner_type, owner_id, currency, allow_negative, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (partner_id, owner_type, owner_id, currency) DO NOTHING`,
+    [newId('la'), key.partnerId, key.organizationId ?? null, key.ownerType, key.ownerId, key.currency,
+      SYSTEM_OWNER_TYPES.has(key.ownerType), createTime],
+  );
+  const created = await findAccount(q, key);
+  invariant(created, `ledger account exists after create: ${key.ownerType}/${key.ownerId}/${key.currency}`);
+  return created;
+}
+
+export async function findAccount(q: Queryable, key: Omit<AccountKey, 'organizationId'>): Promise<LedgerAccount | null> {
+  const rows = await q.query<AccountRow>(
+    `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts
+     WHERE partner_id = $1 AND owner_type = $2 AND owner_id = $3 AND currency = $4`,
+    [key.partnerId, key.ownerType, key.ownerId, key.currency],
+  );
+  return rows[0] ? toAccount(rows[0]) : null;
+}
+
+export async function findAccountById(q: Queryable, accountId: string): Promise<LedgerAccount | null> {
+  const rows = await q.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE account_id = $1`, [accountId]);
+  return rows[0] ? toAccount(rows[0]) : null;
+}
+
+/** Accounts of an owner (all currencies), e.g. every pool of a company. */
+export async function listAccountsOfOwner(q: Queryable, partnerId: string, ownerType: OwnerType, ownerId: string): Promise<LedgerAccount[]> {
+  const rows = await q.query<AccountRow>(
+    `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE partner_id = $1 AND owner_type = $2 AND owner_id = $3
+     ORDER BY currency`,
+    [partnerId, ownerType, ownerId],
+  );
+  return rows.map(toAccount);
+}
+
+/** Accounts of one company by owner type (e.g. every dedicated card balance of the company). */
+export async function listAccountsOfOrganization(q: Queryable, organizationId: string, ownerType: OwnerType): Promise<LedgerAccount[]> {
+  const rows = await q.query<AccountRow>(
+    `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE organization_id = $1 AND owner_type = $2
+     ORDER BY owner_id, currency`,
+    [organizationId, ownerType],
+  );
+  return rows.map(toAccount);
+}
+
+/**
+ * Takes the row locks of the accounts in account_id order (the one global order, so two
+ * transactions can never wait on each other in a cycle) and returns them by id.
+ */
+export async function lockAccounts(q: Queryable, accountIds: string[]): Promise<Map<string, LedgerAccount>> {
+  const ids = [...new Set(accountIds)].sort();
+  invariant(ids.length > 0 && ids.length <= MAX_ENTRIES_PER_POSTING, `lockAccounts: 1..${MAX_ENTRIES_PER_POSTING} accounts`);
+  const rows = await q.query<AccountRow>(
+    `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE account_id = ANY($1::text[]) ORDER BY account_id FOR UPDATE`,
+    [ids],
+  );
+  invariant(rows.length === ids.length, `lockAccounts: every account exists (${ids.join(',')})`);
+  return new Map(rows.map((r) => [r.accountId, toAccount(r)]));
+}
+
+export async function getBalance(q: Queryable, accountId: string): Promise<Balance> {
+  const account = await findAccountById(q, accountId);
+  invariant(account, `ledger account ${accountId} exists`);
+  return { available: account.available, pending: account.pending, total: account.total };
+}
+
+export async function getBalances(q: Queryable, accountIds: string[]): Promise<Map<string, Balance>> {
+  if (accountIds.length === 0) return new Map();
+  const rows = await q.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE account_id = ANY($1::text[])`, [accountIds]);
+  return new Map(rows.map((r) => {
+    const a = toAccount(r);
+    return [a.accountId, { available: a.available, pending: a.pending, total: a.total }];
+  }));
+}
+
+interface EntryRow {
+  entryId: string;
+  accountId: string;
+  currency: string;
+  bucket: Bucket;
+  amount: string;
+  availableAfter: string;
+  pendingAfter: string;
+  accountVersion: string;
+}
+
+/**
+ * Books one balanced posting. Checks, in order: shape (programmer errors -> invariant), balance
+ * per currency (invariant), funds (INSUFFICIENT_BALANCE, an expected failure); then writes the
+ * posting and its entries and checks that the balances the database computed are the ones
+ * predicted here (pair assertion).
+ */
+export async function post(q: Queryable, input: PostingInput): Promise<PostingResult> {
+  const { entries } = input;
+  invariant(POSTING_KIND.test(input.kind), `posting kind "${input.kind}" is an upper-case word`);
+  invariant(entries.length >= 2 && entries.length <= MAX_ENTRIES_PER_POSTING, `posting has 2..${MAX_ENTRIES_PER_POSTING} entries`);
+  for (const e of entries) {
+    invariant(!e.amount.isZero() && e.amount.isFinite(), `entry amount on ${e.accountId} is a non-zero finite decimal`);
+    invariant(e.bucket === 'AVAILABLE' || e.bucket === 'PENDING', `entry bucket ${String(e.bucket)}`);
+  }
+
+  const accounts = await lockAccounts(q, entries.map((e) => e.accountId));
+
+  // Balanced per currency (D33).
+  const sums = new Map<string, Amount>();
+  for (const e of entries) {
+    const account = accounts.get(e.accountId)!;
+    invariant(account.partnerId === input.partnerId, `account ${e.accountId} belongs to the posting's partner`);
+    sums.set(account.currency, (sums.get(account.currency) ?? ZERO).plus(e.amount));
+  }
+  for (const [currency, sum] of sums) invariant(sum.isZero(), `posting balanced in ${currency} (sum ${sum.toFixed()})`);
+
+  // Predict every balance after each entry, in entry order, as the database will apply them.
+  const running = new Map<string, { available: Amount; pending: Amount; version: number }>();
+  for (const [id, a] of accounts) running.set(id, { available: a.available, pending: a.pending, version: a.version });
+  const predicted: { available: Amount; pending: Amount; version: number }[] = [];
+  for (const e of entries) {
+    const account = accounts.get(e.accountId)!;
+    const state = running.get(e.accountId)!;
+    const next = {
+      available: e.bucket === 'AVAILABLE' ? state.available.plus(e.amount) : state.available,
+      pending: e.bucket === 'PENDING' ? state.pending.plus(e.amount) : state.pending,
+      version: state.version + 1,
+    };
+    invariant(next.pending.gte(0), `pending of ${e.accountId} stays >= 0 (a release never exceeds the hold)`);
+    if (next.available.lt(0) && !account.allowNegative && !input.forced) {
+      throw new ApiError('INSUFFICIENT_BALANCE', `Insufficient available balance in ${account.currency}`, {
+        data: { errorCode: 'INSUFFICIENT_BALANCE', errorMsg: `account ${account.accountId}` },
+      });
+    }
+    running.set(e.accountId, next);
+    predicted.push(next);
+  }
+
+  const postingId = input.postingId ?? newId('lp');
+  await q.query(
+    `INSERT INTO ledger_postings (posting_id, partner_id, kind, forced, reference, description, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [postingId, input.partnerId, input.kind, input.forced ?? false, input.reference ?? null, input.description ?? null, input.createTime],
+  );
+  // One statement, rows applied in the order given (WITH ORDINALITY keeps it explicit).
+  const rows = await q.query<EntryRow>(
+    `INSERT INTO ledger_entries (posting_id, account_id, currency, bucket, amount, available_after, pending_after, account_version, created_at)
+     SELECT $1, e.account_id, e.currency, e.bucket, e.amount::numeric, 0, 0, 0, $2
+       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS e(account_id, currency, bucket, amount, n)
+      ORDER BY e.n
+     RETURNING entry_id::text AS "entryId", account_id AS "accountId", currency, bucket, amount::text AS amount,
+       available_after::text AS "availableAfter", pending_after::text AS "pendingAfter", account_version::text AS "accountVersion"`,
+    [
+      postingId,
+      input.createTime,
+      entries.map((e) => e.accountId),
+      entries.map((e) => accounts.get(e.accountId)!.currency),
+      entries.map((e) => e.bucket),
+      entries.map((e) => toDb(e.amount)),
+    ],
+  );
+  invariant(rows.length === entries.length, 'every entry was written');
+  rows.sort((a, b) => Number(a.accountVersion) - Number(b.accountVersion) || Number(a.entryId) - Number(b.entryId));
+
+  const posted: PostedEntry[] = [];
+  const written = new Map<string, EntryRow[]>();
+  for (const r of rows) written.set(r.accountId, [...(written.get(r.accountId) ?? []), r]);
+  const cursor = new Map<string, number>();
+  entries.forEach((e, i) => {
+    const k = cursor.get(e.accountId) ?? 0;
+    cursor.set(e.accountId, k + 1);
+    const r = written.get(e.accountId)![k];
+    const expected = predicted[i];
+    // Pair assertion: what the database applied is what the code predicted.
+    invariant(fromDb(r.amount).eq(e.amount) && r.bucket === e.bucket, `entry ${r.entryId} matches its input`);
+    invariant(fromDb(r.availableAfter).eq(expected.available), `available after entry ${r.entryId} is as predicted`);
+    invariant(fromDb(r.pendingAfter).eq(expected.pending), `pending after entry ${r.entryId} is as predicted`);
+    invariant(Number(r.accountVersion) === expected.version, `version after entry ${r.entryId} is as predicted`);
+    posted.push({
+      entryId: r.entryId,
+      accountId: r.accountId,
+      currency: r.currency,
+      bucket: r.bucket,
+      amount: e.amount,
+      availableAfter: expected.available,
+      pendingAfter: expected.pending,
+      accountVersion: expected.version,
+    });
+  });
+
+  const balances = new Map<string, Balance>();
+  for (const [id, s] of running) balances.set(id, { available: s.available, pending: s.pending, total: s.available.plus(s.pending) });
+  return { postingId, kind: input.kind, createTime: input.createTime, entries: posted, balances };
+}

@@ -1,0 +1,174 @@
+import { Type } from 'typebox';
+import type { AppContext } from '../../app.ts';
+import { paramInvalid } from '../../platform/errors.ts';
+import { pageOf, PagingQuery } from '../../platform/http/schema.ts';
+import { route, type RouteDef } from '../../platform/http/router.ts';
+import { decideKyc } from '../customers/kyc.ts';
+import { auditLedger } from '../ledger/audit.ts';
+import { isIsoCountry } from './countries.ts';
+import { listSanctionedCountries, updateSanctionedCountries } from './sanctions.ts';
+import { CountryCode, CustomerId, MergedStatus, OrganizationId, Remark, RestrictionArray, RestrictionView, restrictionSets } from './schemas.ts';
+import { setSuspended, terminateOrganization, updateRestrictions } from './subject-status.ts';
+
+export type AdminDeps = Pick<AppContext, 'db' | 'clock'>;
+
+const SubjectType = Type.Union([Type.Literal('CUSTOMER'), Type.Literal('ORGANIZATION')]);
+const SubjectId = Type.String({ minLength: 1, maxLength: 36 });
+const COUNTRY_LIST_MAX = 50;
+
+/** Operator routes of D51 for companies, employees, sanctions, mail and the ledger (bearer ADMIN_TOKEN). */
+export function companyAdminRoutes(deps: AdminDeps): RouteDef[] {
+  const now = () => new Date(deps.clock.now());
+  return [
+    route({
+      method: 'POST',
+      url: '/internal/admin/v1/restrictions',
+      auth: 'admin',
+      tag: 'Admin',
+      summary: 'Set or lift RISK, REGULATORY or JUDICIAL restrictions (D19, D51)',
+      description: 'A source adds and lifts only its own codes; partners can never lift them. Emits CUSTOMER_STATUS_CHANGED or ORGANIZATION_STATUS_CHANGED when the set changes.',
+      body: Type.Object({
+        subjectType: SubjectType,
+        subjectId: SubjectId,
+        addRestrictions: Type.Optional(RestrictionArray),
+        removeRestrictions: Type.Optional(RestrictionArray),
+        source: Type.Union([Type.Literal('RISK'), Type.Literal('REGULATORY'), Type.Literal('JUDICIAL')]),
+        remark: Type.Optional(Remark),
+      }),
+      data: Type.Object({
+        subjectType: Type.String(), subjectId: Type.String(), status: MergedStatus,
+        restrictions: Type.Array(RestrictionView), retainedRestrictions: Type.Array(Type.String()),
+      }),
+      errors: ['CUSTOMER_INVALID', 'ORGANIZATION_INVALID', 'STATUS_CONFLICT'],
+      handler: async ({ body }) => {
+        const { add, remove } = restrictionSets(body);
+        const subject = { subjectType: body.subjectType, subjectId: body.subjectId };
+        const outcome = await deps.db.tx((q) => updateRestrictions(q, {
+          subject, partnerId: null, source: body.source, add, remove, remark: body.remark ?? null, at: now(),
+        }));
+        return { ...subject, status: outcome.status, restrictions: outcome.restrictions, retainedRestrictions: outcome.retainedRestrictions };
+      },
+    }),
+    route({
+      method: 'POST',
+      url: '/internal/admin/v1/suspensions',
+      auth: 'admin',
+      tag: 'Admin',
+      summary: 'Suspend or reinstate a company or an employee (D18 SUSPENDED overlay)',
+      body: Type.Object({ subjectType: SubjectType, subjectId: SubjectId, suspended: Type.Boolean(), remark: Type.Optional(Remark) }),
+      data: Type.Object({ subjectType: Type.String(), subjectId: Type.String(), status: MergedStatus, restrictions: Type.Array(RestrictionView) }),
+      errors: ['CUSTOMER_INVALID', 'ORGANIZATION_INVALID', 'STATUS_CONFLICT'],
+      handler: async ({ body }) => {
+        const subject = { subjectType: body.subjectType, subjectId: body.subjectId };
+        const outcome = await deps.db.tx((q) => setSuspended(q, { subject, suspended: body.suspended, remark: body.remark ?? null, at: now() }));
+        return { ...subject, ...outcome };
+      },
+    }),
+    route({
+      method: 'POST',
+      url: '/internal/admin/v1/organizations/terminate',
+      auth: 'admin',
+      tag: 'Admin',
+      summary: 'Close a company: its employees are terminated, then the company (lifecycle TERMINATED)',
+      body: Type.Object({ organizationId: OrganizationId, remark: Type.Optional(Remark) }),
+      data: Type.Object({ organizationId: Type.String(), terminatedCustomers: Type.Integer() }),
+      errors: ['ORGANIZATION_INVALID', 'STATUS_CONFLICT'],
+      handler: async ({ body }) => {
+        const outcome = await deps.db.tx((q) => terminateOrganization(q, { organizationId: body.organizationId, remark: body.remark ?? null, at: now() }));
+        return { organizationId: body.organizationId, ...outcome };
+      },
+    }),
+    route({
+      method: 'POST',
+      url: '/internal/admin/v1/kyc-decisions',
+      auth: 'admin',
+      tag: 'Admin',
+      summary: "Decide an employee's KYC review in flight (D17, D51)",
+      body: Type.Object({
+        customerId: CustomerId,
+        decision: Type.Union([Type.Literal('APPROVED'), Type.Literal('REJECTED')]),
+        reason: Type.Optional(Remark),
+      }),
+      data: Type.Object({ customerId: Type.String(), kycStatus: Type.String(), reason: Type.Union([Type.String(), Type.Null()]) }),
+      errors: ['CUSTOMER_INVALID', 'STATUS_CONFLICT'],
+      handler: ({ body }) => deps.db.tx((q) => decideKyc(q, {
+        customerId: body.customerId, partnerId: null, decision: body.decision, reason: body.reason ?? null, decidedBy: 'OPERATOR', at: now(),
+      })),
+    }),
+    route({
+      method: 'GET',
+      url: '/internal/admin/v1/sanctioned-countries',
+      auth: 'admin',
+      tag: 'Admin',
+      summary: 'The sanctioned-country list used by update-address and onboarding (D51)',
+      data: Type.Array(Type.Object({ countryCode: Type.String(), remark: Type.Union([Type.String(), Type.Null()]), createTime: Type.String() })),
+      errors: [],
+      handler: () => listSanctionedCountries(deps.db),
+    }),
+    route({
+      method: 'POST',
+      url: '/internal/admin/v1/sanctioned-countries/update',
+      auth: 'admin',
+      tag: 'Admin',
+      summary: 'Add or remove sanctioned countries (D51); answers the list now in force',
+      body: Type.Object({
+        addCountries: Type.Optional(Type.Array(CountryCode, { maxItems: COUNTRY_LIST_MAX })),
+        removeCountries: Type.Optional(Type.Array(CountryCode, { maxItems: COUNTRY_LIST_MAX })),
+        remark: Type.Optional(Remark),
+      }),
+      data: Type.Array(Type.Object({ countryCode: Type.String(), remark: Type.Union([Type.String(), Type.Null()]), createTime: Type.String() })),
+      errors: [],
+      handler: async ({ body }) => {
+        const add = [...new Set(body.addCountries ?? [])];
+        const remove = [...new Set(body.removeCountries ?? [])];
+        if (add.length === 0 && remove.length === 0) throw paramInvalid('addCountries', 'addCountries or removeCountries must hold a country');
+        add.forEach((c, i) => {
+          if (!isIsoCountry(c)) throw paramInvalid(`addCountries.${i}`, `${c} is not an ISO 3166-1 alpha-2 code`);
+          if (remove.includes(c)) throw paramInvalid(`removeCountries`, `${c} is both added and removed`);
+        });
+        return deps.db.tx(async (q) => {
+          await updateSanctionedCountries(q, add, remove, body.remark ?? null, now());
+          return listSanctionedCountries(q);
+        });
+      },
+    }),
+    route({
+      method: 'GET',
+      url: '/internal/admin/v1/outbox-mail',
+      auth: 'admin',
+      tag: 'Admin',
+      summary: 'Read the mail outbox, newest first (D14, D51); bodies are kept only when no SMTP is configured',
+      querystring: Type.Object({ recipient: Type.Optional(Type.String({ maxLength: 128 })), ...PagingQuery }),
+      errors: [],
+      handler: async ({ query }) => {
+        const paging = { page: query.page ?? 1, pageSize: query.pageSize ?? 20 };
+        const recipient = query.recipient ?? null;
+        const [{ total }] = await deps.db.query<{ total: number }>(
+          'SELECT count(*)::int AS total FROM outbox_mail WHERE $1::text IS NULL OR recipient = $1', [recipient],
+        );
+        const rows = await deps.db.query<{
+          mailId: string; recipient: string; subject: string; body: string; transport: string; sentAt: Date | null; error: string | null; createdAt: Date;
+        }>(
+          `SELECT mail_id AS "mailId", recipient, subject, body, transport, sent_at AS "sentAt", error, created_at AS "createdAt"
+             FROM outbox_mail WHERE $1::text IS NULL OR recipient = $1
+            ORDER BY created_at DESC, mail_id DESC LIMIT $2 OFFSET $3`,
+          [recipient, paging.pageSize, (paging.page - 1) * paging.pageSize],
+        );
+        return pageOf(paging, total, rows.map((r) => ({
+          mailId: r.mailId, recipient: r.recipient, subject: r.subject, body: r.body, transport: r.transport,
+          sentTime: r.sentAt ? r.sentAt.toISOString() : null, error: r.error, createTime: r.createdAt.toISOString(),
+        })));
+      },
+    }),
+    route({
+      method: 'GET',
+      url: '/internal/admin/v1/ledger/audit',
+      auth: 'admin',
+      tag: 'Admin',
+      summary: 'Re-derive every ledger balance from its postings and report differences (D33)',
+      querystring: Type.Object({ partnerId: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })) }),
+      errors: [],
+      handler: ({ query }) => auditLedger(deps.db, { partnerId: query.partnerId }),
+    }),
+  ];
+}

@@ -1,0 +1,88 @@
+import { Type } from 'typebox';
+import type { AppContext } from '../../app.ts';
+import { ApiError } from '../../platform/errors.ts';
+import { Money } from '../../platform/http/schema.ts';
+import { route, type RouteDef } from '../../platform/http/router.ts';
+import { parseAmount } from '../../platform/money.ts';
+import { decideKyc } from '../customers/kyc.ts';
+import { CORPORATE_AMOUNT_RULES, corporateWire } from '../funding/service.ts';
+import { CustomerId, REMARK_MAX } from '../organizations/schemas.ts';
+import { FUNDING_CURRENCIES } from '../organizations/store.ts';
+import { depositHandlers } from './deposit.ts';
+
+export type SandboxDeps = Pick<AppContext, 'db' | 'clock'>;
+
+/** Sandbox simulations of D40 owned by the companies domain: deposits and KYC decisions. */
+export function sandboxRoutes(deps: SandboxDeps): RouteDef[] {
+  return [
+    route({
+      method: 'POST',
+      url: '/open-api/sandbox/v1/simulate/deposit',
+      auth: 'partner',
+      tag: 'Sandbox',
+      summary: 'Simulate an incoming deposit to a company funding pool or a dedicated card (D40)',
+      description: 'ORGANIZATION credits the company pool of the currency as a DEPOSIT posting from the external (bank) account. CASH_IN_FROZEN refuses it (CAPABILITY_FROZEN, data.errorCode). CARD credits the dedicated balance of a card through its receiving account in the currency (open-va first: CURRENCY_NOT_ALLOWED otherwise; CARD_INVALID, CARD_NOT_DEDICATED).',
+      sandboxOnly: true,
+      body: Type.Object({
+        subjectType: Type.Union([Type.Literal('ORGANIZATION'), Type.Literal('CARD')]),
+        subjectId: Type.String({ minLength: 1, maxLength: 32 }),
+        currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'USD or HKD' }),
+        amount: Money(CORPORATE_AMOUNT_RULES),
+      }),
+      data: Type.Object({
+        postingId: Type.String(),
+        subjectType: Type.String(),
+        subjectId: Type.String(),
+        currency: Type.String(),
+        amount: Money(CORPORATE_AMOUNT_RULES),
+        available: Money({ maxScale: 18, sign: 'any' }),
+        pending: Money({ maxScale: 18, sign: 'nonNegative' }),
+        total: Money({ maxScale: 18, sign: 'any' }),
+      }),
+      errors: ['UNSUPPORTED_CURRENCY', 'SUBJECT_INVALID', 'CURRENCY_NOT_ALLOWED', 'CAPABILITY_FROZEN', 'CARD_INVALID', 'CARD_NOT_DEDICATED'],
+      handler: async ({ body, partner }) => {
+        const amount = parseAmount('amount', body.amount, CORPORATE_AMOUNT_RULES);
+        if (!(FUNDING_CURRENCIES as readonly string[]).includes(body.currency)) {
+          throw new ApiError('UNSUPPORTED_CURRENCY', `Unsupported currency ${body.currency}`);
+        }
+        const at = new Date(deps.clock.now());
+        const { postingId, balance } = await deps.db.tx((q) => depositHandlers[body.subjectType](q, {
+          partnerId: partner.partnerId, subjectId: body.subjectId, currency: body.currency, amount, at,
+        }));
+        return {
+          postingId,
+          subjectType: body.subjectType,
+          subjectId: body.subjectId,
+          currency: body.currency,
+          amount: corporateWire(amount),
+          available: corporateWire(balance.available),
+          pending: corporateWire(balance.pending),
+          total: corporateWire(balance.total),
+        };
+      },
+    }),
+    route({
+      method: 'POST',
+      url: '/open-api/sandbox/v1/simulate/kyc-decision',
+      auth: 'partner',
+      tag: 'Sandbox',
+      summary: 'Decide the KYC review in flight of an employee (D40, D17)',
+      description: 'Emits CUSTOMER_KYC_CHANGED. STATUS_CONFLICT when no review is in flight (kycStatus is not PENDING).',
+      sandboxOnly: true,
+      body: Type.Object({
+        customerId: CustomerId,
+        decision: Type.Union([Type.Literal('APPROVED'), Type.Literal('REJECTED')]),
+        reason: Type.Optional(Type.Union([Type.String({ maxLength: REMARK_MAX }), Type.Null()])),
+      }),
+      data: Type.Object({ customerId: Type.String(), kycStatus: Type.String(), reason: Type.Union([Type.String(), Type.Null()]) }),
+      errors: ['CUSTOMER_INVALID', 'STATUS_CONFLICT'],
+      handler: async ({ body, partner }) => {
+        const at = new Date(deps.clock.now());
+        return deps.db.tx((q) => decideKyc(q, {
+          customerId: body.customerId, partnerId: partner.partnerId, decision: body.decision, reason: body.reason ?? null,
+          decidedBy: 'SANDBOX', at,
+        }));
+      },
+    }),
+  ];
+}

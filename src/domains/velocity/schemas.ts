@@ -1,0 +1,223 @@
+import { Type } from 'typebox';
+import { IsoTime, Money, Page, PagingQuery } from '../../platform/http/schema.ts';
+import { AMOUNT_RULES, CORPORATE_CURRENCIES, FILTER_TYPES, RULE_STATUSES } from './model.ts';
+
+/** Request and response schemas of the velocity routes (2.10, 2.11, 4.7, D30, D31). */
+
+// Bounds of section 8 and 4.7.
+const ORGANIZATION_ID_MAX = 36; // 4.7: up to 36 on velocity endpoints
+const RULE_ID_MAX = 32; // 2.10
+const RULE_NAME_MAX = 64; // 2.10
+const REMARK_MAX = 256; // 2.10
+const RULE_REF_MAX = 64; // not shown in the spec; the partner's own identifier, like organizationRef
+const SUBJECT_ID_MAX = 36; // 4.7 query-quota subjectId
+const SUBJECT_TYPE_MAX = 32; // any word; values other than CARD / CUSTOMER are SUBJECT_TYPE_NOT_ALLOWED
+/** Subjects per bind or unbind call: one request stays well under the 64 KiB body limit. */
+export const SUBJECT_IDS_MAX = 100;
+/** Count caps are integers; a billion transactions a period is effectively uncapped. */
+const COUNT_LIMIT_MAX = 1_000_000_000;
+/** ruleVersion is a PostgreSQL integer. */
+const RULE_VERSION_MAX = 2_147_483_647;
+/** Entries of amountLimits: only USD and HKD exist, so more than two is a duplicate; allow room for a clear message. */
+const AMOUNT_LIMITS_MAX = 10;
+/** Filter sizes: every MCC (about 1000 exist), every country, every ISO 4217 currency. */
+const FILTER_VALUES_MAX = { currency: 300, mcc: 1000, country: 300 };
+
+export const OrganizationId = Type.String({ minLength: 1, maxLength: ORGANIZATION_ID_MAX, description: 'Owning organization, up to 36 characters' });
+export const RuleId = Type.String({ minLength: 1, maxLength: RULE_ID_MAX, description: 'Rule identifier, up to 32 characters' });
+const RuleName = Type.String({ minLength: 1, maxLength: RULE_NAME_MAX, description: 'Up to 64 characters' });
+const Remark = Type.Union([Type.String({ maxLength: REMARK_MAX }), Type.Null()], { description: 'Up to 256 characters; absent or null is stored as null' });
+const RuleVersion = Type.Integer({ minimum: 1, maximum: RULE_VERSION_MAX, description: 'The current ruleVersion (optimistic lock)' });
+export const SubjectTypeText = Type.String({ minLength: 1, maxLength: SUBJECT_TYPE_MAX, description: 'CARD or CUSTOMER; any other value is SUBJECT_TYPE_NOT_ALLOWED' });
+const SubjectId = Type.String({ minLength: 1, maxLength: SUBJECT_ID_MAX });
+
+const NullableMoney = Type.Union([Money(AMOUNT_RULES), Type.Null()]);
+const NullableCount = Type.Union([Type.Integer({ minimum: 1, maximum: COUNT_LIMIT_MAX }), Type.Null()]);
+
+const AmountLimitIn = Type.Object({
+  currency: Type.Enum([...CORPORATE_CURRENCIES], { description: 'USD or HKD, unique within amountLimits' }),
+  perTransaction: Type.Optional(NullableMoney),
+  daily: Type.Optional(NullableMoney),
+  monthly: Type.Optional(NullableMoney),
+  quarterly: Type.Optional(NullableMoney),
+  yearly: Type.Optional(NullableMoney),
+});
+
+const CountLimitsIn = Type.Object({
+  daily: Type.Optional(NullableCount),
+  monthly: Type.Optional(NullableCount),
+  quarterly: Type.Optional(NullableCount),
+  yearly: Type.Optional(NullableCount),
+});
+
+const LimitGroupIn = Type.Object({
+  amountLimits: Type.Optional(Type.Union([Type.Array(AmountLimitIn, { maxItems: AMOUNT_LIMITS_MAX }), Type.Null()])),
+  countLimits: Type.Optional(Type.Union([CountLimitsIn, Type.Null()])),
+});
+
+const CashAdvanceGroupIn = Type.Object({
+  allowed: Type.Optional(Type.Union([Type.Boolean({ description: 'false turns cash advance off; default true' }), Type.Null()])),
+  amountLimits: LimitGroupIn.properties.amountLimits,
+  countLimits: LimitGroupIn.properties.countLimits,
+});
+
+function FilterGroupIn(maxItems: number, description: string) {
+  return Type.Object({
+    filterType: Type.Enum([...FILTER_TYPES]),
+    values: Type.Array(Type.String({ minLength: 1, maxLength: 8 }), { minItems: 1, maxItems, description }),
+  });
+}
+
+const ControlGroupsIn = {
+  purchaseControl: Type.Optional(Type.Union([LimitGroupIn, Type.Null()])),
+  cashAdvanceControl: Type.Optional(Type.Union([CashAdvanceGroupIn, Type.Null()])),
+  currencyControl: Type.Optional(Type.Union([FilterGroupIn(FILTER_VALUES_MAX.currency, 'ISO 4217 alphabetic codes, unique'), Type.Null()])),
+  mccControl: Type.Optional(Type.Union([FilterGroupIn(FILTER_VALUES_MAX.mcc, '4-digit MCC strings, unique'), Type.Null()])),
+  geographicControl: Type.Optional(Type.Union([FilterGroupIn(FILTER_VALUES_MAX.country, 'ISO 3166-1 alpha-2 merchant countries, unique'), Type.Null()])),
+};
+
+export const CreateRuleBody = Type.Object({
+  organizationId: OrganizationId,
+  ruleRef: Type.String({ minLength: 1, maxLength: RULE_REF_MAX, description: "Partner's reference, unique per organization, up to 64" }),
+  ruleName: RuleName,
+  remark: Type.Optional(Remark),
+  ...ControlGroupsIn,
+});
+
+export const UpdateRuleBody = Type.Object({
+  organizationId: OrganizationId,
+  ruleId: RuleId,
+  ruleVersion: RuleVersion,
+  ruleName: RuleName,
+  remark: Type.Optional(Remark),
+  ...ControlGroupsIn,
+});
+
+export const ChangeRuleStatusBody = Type.Object({
+  organizationId: OrganizationId,
+  ruleId: RuleId,
+  status: Type.Enum([...RULE_STATUSES]),
+  ruleVersion: RuleVersion,
+});
+
+export const RuleKeyQuery = Type.Object({ organizationId: OrganizationId, ruleId: RuleId });
+
+export const ListRulesQuery = Type.Object({
+  organizationId: OrganizationId,
+  status: Type.Optional(Type.Enum([...RULE_STATUSES])),
+  ...PagingQuery,
+});
+
+export const BindRuleBody = Type.Object({
+  organizationId: OrganizationId,
+  ruleId: RuleId,
+  subjectType: SubjectTypeText,
+  subjectIds: Type.Array(SubjectId, { minItems: 1, maxItems: SUBJECT_IDS_MAX, description: `1 to ${SUBJECT_IDS_MAX} distinct ids` }),
+});
+
+export const ListBindingsQuery = Type.Object({
+  organizationId: OrganizationId,
+  ruleId: RuleId,
+  subjectType: Type.Optional(Type.Enum(['CARD', 'CUSTOMER'])),
+  ...PagingQuery,
+});
+
+export const SubjectQuery = Type.Object({
+  organizationId: OrganizationId,
+  subjectType: SubjectTypeText,
+  subjectId: SubjectId,
+  ...PagingQuery,
+});
+
+export const QueryQuotaQuery = Type.Object({
+  organizationId: OrganizationId,
+  subjectType: SubjectTypeText,
+  subjectId: SubjectId,
+  currency: Type.Optional(Type.String({ minLength: 1, maxLength: 16, description: 'USD or HKD; another ISO code is UNSUPPORTED_CURRENCY; omitted: every relevant currency' })),
+});
+
+// ---- Responses (documentation) ----
+
+const Decimal = Type.Number({ description: 'Exact decimal (JSON number with its exact digits)' });
+const NullableDecimal = Type.Union([Decimal, Type.Null()]);
+const NullableInt = Type.Union([Type.Integer(), Type.Null()]);
+
+const AmountLimitOut = Type.Object({
+  currency: Type.String(),
+  perTransaction: NullableDecimal,
+  daily: NullableDecimal,
+  monthly: NullableDecimal,
+  quarterly: NullableDecimal,
+  yearly: NullableDecimal,
+});
+const CountLimitsOut = Type.Union([Type.Object({ daily: NullableInt, monthly: NullableInt, quarterly: NullableInt, yearly: NullableInt }), Type.Null()]);
+const FilterOut = Type.Union([Type.Object({ filterType: Type.String(), values: Type.Array(Type.String()) }), Type.Null()]);
+
+export const RuleOut = Type.Object({
+  ruleId: Type.String(),
+  ruleRef: Type.String(),
+  organizationId: Type.String(),
+  ruleName: Type.String(),
+  remark: Type.Union([Type.String(), Type.Null()]),
+  status: Type.String(),
+  ruleVersion: Type.Integer(),
+  bindingCount: Type.String({ description: 'Number of bound subjects, emitted as a string' }),
+  createTime: IsoTime,
+  modifyTime: IsoTime,
+  purchaseControl: Type.Union([Type.Object({ amountLimits: Type.Array(AmountLimitOut), countLimits: CountLimitsOut }), Type.Null()]),
+  cashAdvanceControl: Type.Union([Type.Object({ allowed: Type.Boolean(), amountLimits: Type.Array(AmountLimitOut), countLimits: CountLimitsOut }), Type.Null()]),
+  currencyControl: FilterOut,
+  mccControl: FilterOut,
+  geographicControl: FilterOut,
+});
+
+const RuleSummaryOut = Type.Object({
+  ruleId: Type.String(), ruleName: Type.String(), status: Type.String(), bindingCount: Type.String(), modifyTime: IsoTime,
+});
+export const RulePageOut = Page(RuleSummaryOut);
+
+export const StatusChangeOut = Type.Object({
+  ruleId: Type.String(), ruleName: Type.String(), status: Type.String(), ruleVersion: Type.Integer(), bindingCount: Type.String(),
+  modifyTime: IsoTime,
+});
+
+export const BindingChangeOut = Type.Object({
+  ruleId: Type.String(), subjectType: Type.String(), subjectIds: Type.Array(Type.String()),
+  changed: Type.Integer({ description: 'Bindings actually created (bind) or removed (unbind)' }),
+  bindingCount: Type.String(),
+});
+
+export const BindingPageOut = Page(Type.Object({ subjectType: Type.String(), subjectId: Type.String(), bindTime: IsoTime }));
+
+export const SubjectRulePageOut = Page(Type.Object({
+  ruleId: Type.String(), ruleRef: Type.String(), ruleName: Type.String(), status: Type.String(), ruleVersion: Type.Integer(),
+  bindingCount: Type.String(), modifyTime: IsoTime, bindTime: IsoTime,
+}));
+
+const AmountQuota = Type.Object({
+  limitAmount: NullableDecimal, usedAmount: Decimal, remainingAmount: NullableDecimal, utilizationRate: NullableDecimal,
+  periodKey: Type.String(), sourceRuleId: Type.Union([Type.String(), Type.Null()]),
+});
+const CountQuota = Type.Object({
+  limitCount: NullableInt, usedCount: Type.Integer(), remainingCount: NullableInt, utilizationRate: NullableDecimal,
+  periodKey: Type.String(), sourceRuleId: Type.Union([Type.String(), Type.Null()]),
+});
+const QuotaGroup = {
+  countLimits: Type.Object({ daily: CountQuota, monthly: CountQuota, quarterly: CountQuota, yearly: CountQuota }),
+  amountLimits: Type.Array(Type.Object({
+    currency: Type.String(),
+    effective: Type.Boolean(),
+    ineffectiveReason: Type.Union([Type.Literal('NOT_CARD_SETTLEMENT_CURRENCY'), Type.Null()]),
+    perTransaction: Type.Object({ limitAmount: NullableDecimal, sourceRuleId: Type.Union([Type.String(), Type.Null()]) }),
+    daily: AmountQuota, monthly: AmountQuota, quarterly: AmountQuota, yearly: AmountQuota,
+  })),
+};
+
+export const QuotaOut = Type.Object({
+  subjectType: Type.String(),
+  subjectId: Type.String(),
+  asOfTime: IsoTime,
+  purchase: Type.Object(QuotaGroup),
+  cashAdvance: Type.Object({ allowed: Type.Boolean(), sourceRuleId: Type.Union([Type.String(), Type.Null()]), ...QuotaGroup }),
+  appliedRules: Type.Array(Type.Object({ ruleId: Type.String(), ruleName: Type.String(), status: Type.Literal('ACTIVE') })),
+});

@@ -1,0 +1,466 @@
+/**
+ * Velocity rules (2.10, 2.11, 4.7; D30-D32, D44-D47): the rules in the spec's words, one
+ * transaction per call.
+ *
+ * Exports for other domains (call them inside your own transaction `q`):
+ * - `checkRulesForCard(q, {partnerId, organizationId, ruleIds, settlementCurrencies, lock})`: the
+ *   rule constraints of a card application, in D44's order across the whole array: duplicates ->
+ *   DAPI_PARAM_INVALID; unknown or another organization's / partner's -> VELOCITY_RULE_NOT_FOUND;
+ *   INACTIVE -> VELOCITY_RULE_STATUS_INVALID; a rule with amount limits sharing no currency with
+ *   the card's settlement currencies -> VELOCITY_RULE_CURRENCY_MISMATCH. `lock: true` takes FOR
+ *   SHARE locks so a concurrent change-rule-status waits until the caller commits. Empty or absent
+ *   ruleIds pass.
+ * - `bindRulesToCard(q, {partnerId, organizationId, ruleIds, cardId, now})`: binds the rules to
+ *   the new card (idempotent); call it after checkRulesForCard in the card-creation transaction.
+ * - `recordUsage(q, {partnerId, card, control, currency, amount, count, at})`: for the
+ *   authorization engine (D32): adds the amount and the count to every period (daily, monthly,
+ *   quarterly, yearly; UTC period keys of `at`) of the card and, for an employee card
+ *   (card.subjectType CUSTOMER), of its employee; a company card counts toward the card only (D45).
+ *   One INSERT ... ON CONFLICT DO UPDATE SET used = used + excluded.used: concurrent increments
+ *   are never lost.
+ * - `releaseUsage(q, {... same, at: the original authorization time})`: a reversal gives the
+ *   amount and count back in the periods of the original authorization (never below zero).
+ * - `appliedRulesForCard(q, partnerId, card)` and `mergeFilters` / `filterAllows` (merge.ts): the
+ *   ACTIVE rules in force on a card and the D31 filter merge, for authorization checks.
+ */
+import type { Clock } from '../../platform/clock.ts';
+import { newId } from '../../platform/crypto/secrets.ts';
+import type { Db, Queryable } from '../../platform/db/db.ts';
+import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
+import { pageOf, type Paging } from '../../platform/http/schema.ts';
+import { amount as toAmount, type Amount } from '../../platform/money.ts';
+import { mergeQuota, relevantCurrencies, UsageBook, type AppliedRule } from './merge.ts';
+import {
+  amountLimitCurrencies, BINDABLE_SUBJECT_TYPES, controlsFromWire, CORPORATE_CURRENCIES, ruleSummaryView, ruleView,
+  type BindableSubjectType, type CorporateCurrency, type LimitControl, type RuleStatus, type VelocityRule, type WireControls,
+} from './model.ts';
+import { periodKeys } from './periods.ts';
+import {
+  addUsage, deleteBindings, findRule, findRules, insertBindings, insertRule, listBindings as listBindingRows,
+  listRules as listRuleRows, listSubjectRules as listSubjectRuleRows, readUsage, replaceRuleIfVersion, rulesBoundTo,
+  setStatusIfVersion, subtractUsage, type RuleKey, type SubjectRef,
+} from './store.ts';
+import { cardFacts, employeeFacts, organizationFacts, type CardFacts } from './subjects.ts';
+
+export interface VelocityDeps {
+  db: Db;
+  clock: Clock;
+}
+
+/** Rules named by one card application: a card needs few; the bound keeps the checks cheap. */
+export const RULE_IDS_PER_CARD_MAX = 50;
+
+function now(deps: VelocityDeps): Date {
+  return new Date(deps.clock.now());
+}
+
+function paging(query: { page?: number; pageSize?: number }): Paging {
+  return { page: query.page ?? 1, pageSize: query.pageSize ?? 20 };
+}
+
+function offsetOf(p: Paging): number {
+  return (p.page - 1) * p.pageSize;
+}
+
+/** 4.7: only CARD and CUSTOMER; any other well-formed word is SUBJECT_TYPE_NOT_ALLOWED. */
+function bindableSubjectType(value: string): BindableSubjectType {
+  if (!(BINDABLE_SUBJECT_TYPES as readonly string[]).includes(value)) {
+    throw new ApiError('SUBJECT_TYPE_NOT_ALLOWED', `subjectType ${value} is not allowed; use CARD or CUSTOMER`);
+  }
+  return value as BindableSubjectType;
+}
+
+function assertDistinct(field: string, values: string[]): void {
+  const seen = new Set<string>();
+  for (const [i, v] of values.entries()) {
+    if (seen.has(v)) throw paramInvalid(`${field}[${i}]`, `duplicate value ${v}; duplicates are rejected, not merged`);
+    seen.add(v);
+  }
+}
+
+function ruleNotFound(ruleId: string): ApiError {
+  return new ApiError('VELOCITY_RULE_NOT_FOUND', `Velocity rule ${ruleId} not found`);
+}
+
+async function requireRule(q: Queryable, key: RuleKey, lock: 'none' | 'share' | 'update' = 'none'): Promise<VelocityRule> {
+  const rule = await findRule(q, key, lock);
+  if (!rule) throw ruleNotFound(key.ruleId);
+  return rule;
+}
+
+async function requireOrganization(q: Queryable, partnerId: string, organizationId: string) {
+  const org = await organizationFacts(q, partnerId, organizationId);
+  if (!org) throw new ApiError('ORGANIZATION_INVALID');
+  return org;
+}
+
+// ---- Rules ----
+
+export interface CreateRuleInput extends WireControls {
+  organizationId: string;
+  ruleRef: string;
+  ruleName: string;
+  remark?: string | null;
+}
+
+/** D30: a new rule is ACTIVE at ruleVersion 1. */
+export async function createRule(deps: VelocityDeps, partnerId: string, input: CreateRuleInput) {
+  const controls = controlsFromWire(input);
+  return deps.db.tx(async (q) => {
+    await requireOrganization(q, partnerId, input.organizationId);
+    const ruleId = newId('vr');
+    const created = await insertRule(q, {
+      ruleId, partnerId, organizationId: input.organizationId, ruleRef: input.ruleRef, ruleName: input.ruleName,
+      remark: input.remark ?? null, controls, now: now(deps),
+    });
+    if (!created) {
+      throw new ApiError('VELOCITY_RULE_REF_DUPLICATE', `ruleRef ${input.ruleRef} is already used in this organization`);
+    }
+    const rule = await requireRule(q, { partnerId, organizationId: input.organizationId, ruleId });
+    invariant(rule.ruleVersion === 1 && rule.status === 'ACTIVE', 'a new rule is ACTIVE at version 1');
+    return ruleView(rule);
+  });
+}
+
+export async function queryRule(deps: VelocityDeps, partnerId: string, input: { organizationId: string; ruleId: string }) {
+  return ruleView(await requireRule(deps.db, { partnerId, ...input }));
+}
+
+export async function listRules(
+  deps: VelocityDeps, partnerId: string,
+  input: { organizationId: string; status?: RuleStatus; page?: number; pageSize?: number },
+) {
+  await requireOrganization(deps.db, partnerId, input.organizationId);
+  const p = paging(input);
+  const { total, rows } = await listRuleRows(deps.db, {
+    partnerId, organizationId: input.organizationId, status: input.status ?? null, limit: p.pageSize, offset: offsetOf(p),
+  });
+  return pageOf(p, total, rows.map(ruleSummaryView));
+}
+
+export interface UpdateRuleInput extends WireControls {
+  organizationId: string;
+  ruleId: string;
+  ruleVersion: number;
+  ruleName: string;
+  remark?: string | null;
+}
+
+/**
+ * 4.7 rule 2: full replacement. An absent group is deleted, an absent remark is cleared, absent
+ * currencies of amountLimits are deleted; at least one group must remain (DAPI_PARAM_INVALID).
+ * 4.7 rule 4: the version must match (VELOCITY_RULE_VERSION_CONFLICT). Both ACTIVE and INACTIVE
+ * rules can be updated; the change applies to bound subjects at once (rule 3).
+ */
+export async function updateRule(deps: VelocityDeps, partnerId: string, input: UpdateRuleInput) {
+  const controls = controlsFromWire(input);
+  const key: RuleKey = { partnerId, organizationId: input.organizationId, ruleId: input.ruleId };
+  return deps.db.tx(async (q) => {
+    const replaced = await replaceRuleIfVersion(q, key, input.ruleVersion, {
+      ruleName: input.ruleName, remark: input.remark ?? null, controls, now: now(deps),
+    });
+    if (!replaced) {
+      const current = await requireRule(q, key);
+      throw new ApiError('VELOCITY_RULE_VERSION_CONFLICT',
+        `ruleVersion ${input.ruleVersion} does not match the current version ${current.ruleVersion}; re-query and retry`);
+    }
+    const rule = await requireRule(q, key);
+    invariant(rule.ruleVersion === input.ruleVersion + 1, 'update-rule increments ruleVersion by one');
+    return ruleView(rule);
+  });
+}
+
+/** Section 3: ACTIVE <-> INACTIVE with the matching version; the same status is VELOCITY_RULE_STATUS_INVALID. */
+export async function changeRuleStatus(
+  deps: VelocityDeps, partnerId: string,
+  input: { organizationId: string; ruleId: string; status: RuleStatus; ruleVersion: number },
+) {
+  const key: RuleKey = { partnerId, organizationId: input.organizationId, ruleId: input.ruleId };
+  return deps.db.tx(async (q) => {
+    const changed = await setStatusIfVersion(q, key, input.ruleVersion, input.status, now(deps));
+    const rule = await requireRule(q, key);
+    if (!changed) {
+      if (rule.ruleVersion !== input.ruleVersion) {
+        throw new ApiError('VELOCITY_RULE_VERSION_CONFLICT',
+          `ruleVersion ${input.ruleVersion} does not match the current version ${rule.ruleVersion}; re-query and retry`);
+      }
+      throw new ApiError('VELOCITY_RULE_STATUS_INVALID', `Rule is already ${rule.status}`);
+    }
+    invariant(rule.status === input.status && rule.ruleVersion === input.ruleVersion + 1, 'status changed with a new version');
+    return {
+      ruleId: rule.ruleId,
+      ruleName: rule.ruleName,
+      status: rule.status,
+      ruleVersion: rule.ruleVersion,
+      bindingCount: String(rule.bindingCount),
+      modifyTime: rule.updatedAt.toISOString(),
+    };
+  });
+}
+
+// ---- Subjects and bindings ----
+
+/**
+ * The subject as velocity may use it: the partner's, in this organization, and (unless `anyState`)
+ * not ended: an employee not TERMINATED, a card not CANCELLED (D47). Otherwise SUBJECT_INVALID.
+ */
+async function requireSubject(
+  q: Queryable, partnerId: string, organizationId: string, subjectType: BindableSubjectType, subjectId: string,
+  options: { anyState?: boolean } = {},
+): Promise<{ card: CardFacts | null }> {
+  const invalid = () => new ApiError('SUBJECT_INVALID', `${subjectType} ${subjectId} is missing, not in organization ${organizationId}, or no longer active`);
+  if (subjectType === 'CUSTOMER') {
+    const employee = await employeeFacts(q, partnerId, subjectId);
+    if (!employee || employee.organizationId !== organizationId || (employee.terminated && !options.anyState)) throw invalid();
+    return { card: null };
+  }
+  const card = await cardFacts(q, partnerId, subjectId);
+  if (!card || card.organizationId !== organizationId || (card.status === 'CANCELLED' && !options.anyState)) throw invalid();
+  return { card };
+}
+
+function assertSharesCurrency(rule: VelocityRule, settlementCurrencies: readonly string[], what: string): void {
+  const currencies = amountLimitCurrencies(rule);
+  if (currencies.size === 0) return;
+  if (![...currencies].some((c) => settlementCurrencies.includes(c))) {
+    throw new ApiError('VELOCITY_RULE_CURRENCY_MISMATCH',
+      `Rule ${rule.ruleId} limits ${[...currencies].join(', ')}, none of which is a settlement currency of ${what} (${settlementCurrencies.join(', ')})`);
+  }
+}
+
+export interface BindInput {
+  organizationId: string;
+  ruleId: string;
+  subjectType: string;
+  subjectIds: string[];
+}
+
+/**
+ * D30 bind-rule: all or nothing. The rule must be the partner's, under the organization, and
+ * ACTIVE (as at card application, D44); every subject must be the partner's, in the organization
+ * and not ended; a rule with amount limits must share a currency with each card's settlement
+ * currencies. Subjects already bound stay bound (idempotent). Binding does not change the rule's
+ * ruleVersion or modifyTime: it is not an edit of the rule.
+ */
+export async function bindRule(deps: VelocityDeps, partnerId: string, input: BindInput) {
+  const subjectType = bindableSubjectType(input.subjectType);
+  assertDistinct('subjectIds', input.subjectIds);
+  const key: RuleKey = { partnerId, organizationId: input.organizationId, ruleId: input.ruleId };
+  return deps.db.tx(async (q) => {
+    const rule = await requireRule(q, key, 'share');
+    if (rule.status !== 'ACTIVE') throw new ApiError('VELOCITY_RULE_STATUS_INVALID', `Rule ${rule.ruleId} is ${rule.status}; only ACTIVE rules can be bound`);
+    for (const subjectId of input.subjectIds) {
+      const { card } = await requireSubject(q, partnerId, input.organizationId, subjectType, subjectId);
+      if (card) assertSharesCurrency(rule, card.settlementCurrencies, `card ${card.cardId}`);
+    }
+    const changed = await insertBindings(q, { ruleId: rule.ruleId, partnerId, subjectType, subjectIds: input.subjectIds, now: now(deps) });
+    const after = await requireRule(q, key);
+    return { ruleId: rule.ruleId, subjectType, subjectIds: input.subjectIds, changed, bindingCount: String(after.bindingCount) };
+  });
+}
+
+/** D30 unbind-rule: removes the bindings that exist (idempotent); works on INACTIVE rules and ended subjects. */
+export async function unbindRule(deps: VelocityDeps, partnerId: string, input: BindInput) {
+  const subjectType = bindableSubjectType(input.subjectType);
+  assertDistinct('subjectIds', input.subjectIds);
+  const key: RuleKey = { partnerId, organizationId: input.organizationId, ruleId: input.ruleId };
+  return deps.db.tx(async (q) => {
+    const rule = await requireRule(q, key, 'share');
+    const changed = await deleteBindings(q, { ruleId: rule.ruleId, subjectType, subjectIds: input.subjectIds });
+    const after = await requireRule(q, key);
+    return { ruleId: rule.ruleId, subjectType, subjectIds: input.subjectIds, changed, bindingCount: String(after.bindingCount) };
+  });
+}
+
+export async function listBindings(
+  deps: VelocityDeps, partnerId: string,
+  input: { organizationId: string; ruleId: string; subjectType?: BindableSubjectType; page?: number; pageSize?: number },
+) {
+  const rule = await requireRule(deps.db, { partnerId, organizationId: input.organizationId, ruleId: input.ruleId });
+  const p = paging(input);
+  const { total, rows } = await listBindingRows(deps.db, {
+    ruleId: rule.ruleId, subjectType: input.subjectType ?? null, limit: p.pageSize, offset: offsetOf(p),
+  });
+  return pageOf(p, total, rows.map((r) => ({ subjectType: r.subjectType, subjectId: r.subjectId, bindTime: r.bindTime.toISOString() })));
+}
+
+/** Rules bound directly to a subject, every status; ended subjects can still be read (D43). */
+export async function listSubjectRules(
+  deps: VelocityDeps, partnerId: string,
+  input: { organizationId: string; subjectType: string; subjectId: string; page?: number; pageSize?: number },
+) {
+  const subjectType = bindableSubjectType(input.subjectType);
+  await requireSubject(deps.db, partnerId, input.organizationId, subjectType, input.subjectId, { anyState: true });
+  const p = paging(input);
+  const { total, rows } = await listSubjectRuleRows(deps.db, {
+    partnerId, organizationId: input.organizationId, subject: { subjectType, subjectId: input.subjectId },
+    limit: p.pageSize, offset: offsetOf(p),
+  });
+  return pageOf(p, total, rows.map(({ rule, bindTime }) => ({
+    ruleId: rule.ruleId,
+    ruleRef: rule.ruleRef,
+    ruleName: rule.ruleName,
+    status: rule.status,
+    ruleVersion: rule.ruleVersion,
+    bindingCount: String(rule.bindingCount),
+    modifyTime: rule.updatedAt.toISOString(),
+    bindTime: bindTime.toISOString(),
+  })));
+}
+
+// ---- Quota ----
+
+/** The subjects whose usage a card's purchases count toward (D32, D45). */
+function usageSubjectsOfCard(card: Pick<CardFacts, 'cardId' | 'subjectType' | 'subjectId'>): SubjectRef[] {
+  const subjects: SubjectRef[] = [{ subjectType: 'CARD', subjectId: card.cardId }];
+  if (card.subjectType === 'CUSTOMER') subjects.push({ subjectType: 'CUSTOMER', subjectId: card.subjectId });
+  return subjects;
+}
+
+async function activeRulesBoundTo(q: Queryable, partnerId: string, subjects: SubjectRef[]): Promise<AppliedRule[]> {
+  const bound = await rulesBoundTo(q, partnerId, subjects);
+  return bound.filter(({ rule }) => rule.status === 'ACTIVE').map(({ rule, subjectType }) => ({ rule, scope: subjectType }));
+}
+
+/**
+ * The ACTIVE rules in force on a card: those bound to the card and, for an employee card, those
+ * bound to its employee (each measured against the usage of the subject it is bound to).
+ */
+export async function appliedRulesForCard(
+  q: Queryable, partnerId: string, card: Pick<CardFacts, 'cardId' | 'subjectType' | 'subjectId'>,
+): Promise<AppliedRule[]> {
+  return activeRulesBoundTo(q, partnerId, usageSubjectsOfCard(card));
+}
+
+const WELL_FORMED_CURRENCY = /^[A-Z]{3}$/;
+
+/** D42: USD / HKD; another well-formed ISO code is UNSUPPORTED_CURRENCY; anything else DAPI_PARAM_INVALID. */
+function quotaCurrency(value: string | undefined): CorporateCurrency | null {
+  if (value === undefined) return null;
+  if (!WELL_FORMED_CURRENCY.test(value)) throw paramInvalid('currency', 'must be a 3-letter ISO 4217 code: USD or HKD');
+  if (!(CORPORATE_CURRENCIES as readonly string[]).includes(value)) {
+    throw new ApiError('UNSUPPORTED_CURRENCY', `Currency ${value} is not supported; use USD or HKD`);
+  }
+  return value as CorporateCurrency;
+}
+
+/**
+ * query-quota (2.11, 4.7, D46, D47). Checks in order: subjectType (SUBJECT_TYPE_NOT_ALLOWED),
+ * currency (DAPI_PARAM_INVALID / UNSUPPORTED_CURRENCY), then the organization and the subject
+ * (SUBJECT_INVALID for missing, another partner's, not in the organization, a TERMINATED employee
+ * or a CANCELLED card; blocked cards and restricted employees can be queried).
+ */
+export async function queryQuota(
+  deps: VelocityDeps, partnerId: string,
+  input: { organizationId: string; subjectType: string; subjectId: string; currency?: string },
+) {
+  const subjectType = bindableSubjectType(input.subjectType);
+  const currency = quotaCurrency(input.currency);
+  const asOf = now(deps);
+  const q = deps.db;
+  const org = await organizationFacts(q, partnerId, input.organizationId);
+  if (!org) throw new ApiError('SUBJECT_INVALID', `Organization ${input.organizationId} does not exist`);
+  const { card } = await requireSubject(q, partnerId, input.organizationId, subjectType, input.subjectId);
+
+  const scopes: SubjectRef[] = card ? usageSubjectsOfCard(card) : [{ subjectType: 'CUSTOMER', subjectId: input.subjectId }];
+  const applied = await activeRulesBoundTo(q, partnerId, scopes);
+  const keys = periodKeys(asOf);
+  const usage = new UsageBook(await readUsage(q, partnerId, scopes, keys));
+  const subjectCurrencies = card ? card.settlementCurrencies : org.fundingCurrencies;
+  const merged = mergeQuota({
+    subjectType,
+    applied,
+    usage,
+    periodKeys: keys,
+    currencies: currency ? [currency] : relevantCurrencies(applied, subjectCurrencies),
+    settlementCurrencies: card ? card.settlementCurrencies : null,
+  });
+  return { subjectType, subjectId: input.subjectId, asOfTime: asOf.toISOString(), ...merged };
+}
+
+// ---- For the cards domain (D44) ----
+
+export interface CheckRulesInput {
+  partnerId: string;
+  organizationId: string;
+  ruleIds: string[] | null | undefined;
+  settlementCurrencies: readonly string[];
+  /** FOR SHARE on the rules until the caller's transaction ends (use it in the creation job). */
+  lock?: boolean;
+}
+
+/** D44 rule constraints of a card application, each check over the whole array before the next. */
+export async function checkRulesForCard(q: Queryable, input: CheckRulesInput): Promise<VelocityRule[]> {
+  const ruleIds = input.ruleIds ?? [];
+  if (ruleIds.length > RULE_IDS_PER_CARD_MAX) throw paramInvalid('ruleIds', `must hold at most ${RULE_IDS_PER_CARD_MAX} rules`);
+  assertDistinct('ruleIds', ruleIds);
+  if (ruleIds.length === 0) return [];
+  const found = await findRules(q, input.partnerId, input.organizationId, ruleIds, input.lock ? 'share' : 'none');
+  const byId = new Map(found.map((r) => [r.ruleId, r]));
+  const missing = ruleIds.find((id) => !byId.has(id));
+  if (missing !== undefined) throw ruleNotFound(missing);
+  const rules = ruleIds.map((id) => byId.get(id)!);
+  const inactive = rules.find((r) => r.status !== 'ACTIVE');
+  if (inactive) throw new ApiError('VELOCITY_RULE_STATUS_INVALID', `Rule ${inactive.ruleId} is ${inactive.status}`);
+  for (const rule of rules) assertSharesCurrency(rule, input.settlementCurrencies, 'the card');
+  return rules;
+}
+
+/** Binds the (already checked) rules to a new card; bindings that exist are kept. */
+export async function bindRulesToCard(
+  q: Queryable, input: { partnerId: string; organizationId: string; ruleIds: string[]; cardId: string; now?: Date },
+): Promise<void> {
+  if (input.ruleIds.length === 0) return;
+  const rules = await findRules(q, input.partnerId, input.organizationId, input.ruleIds);
+  invariant(rules.length === new Set(input.ruleIds).size, 'bindRulesToCard: every rule belongs to the partner and organization');
+  for (const rule of rules) {
+    await insertBindings(q, {
+      ruleId: rule.ruleId, partnerId: input.partnerId, subjectType: 'CARD', subjectIds: [input.cardId], now: input.now ?? new Date(),
+    });
+  }
+}
+
+// ---- For the authorization engine (D32) ----
+
+export interface UsageInput {
+  partnerId: string;
+  /** The card as the cards domain has it: its holder decides whether the employee counts too (D45). */
+  card: { cardId: string; subjectType: 'ORGANIZATION' | 'CUSTOMER'; subjectId: string };
+  /** PURCHASE, or CASH_ADVANCE for the ATM / cash channel (D32). */
+  control: LimitControl;
+  currency: string;
+  /** Positive amount (a decimal string or an Amount); never a JS number. */
+  amount: Amount | string;
+  /** Transactions to count; default 1. */
+  count?: number;
+  /** Time of the authorization; its UTC periods receive the usage. */
+  at: Date;
+}
+
+function usageDelta(input: UsageInput) {
+  const value = typeof input.amount === 'string' ? toAmount(input.amount) : input.amount;
+  invariant(value.gte(0), 'usage amount is not negative');
+  invariant(/^[A-Z]{3}$/.test(input.currency), 'usage currency is an ISO 4217 code');
+  const count = input.count ?? 1;
+  invariant(Number.isSafeInteger(count) && count >= 0, 'usage count is a non-negative integer');
+  return {
+    partnerId: input.partnerId,
+    subjects: usageSubjectsOfCard(input.card),
+    control: input.control,
+    currency: input.currency,
+    keys: periodKeys(input.at),
+    amount: value,
+    count,
+    now: input.at,
+  };
+}
+
+/** D32: an approved authorization adds its amount and one count to every period of the card and its employee. */
+export async function recordUsage(q: Queryable, input: UsageInput): Promise<void> {
+  await addUsage(q, usageDelta(input));
+}
+
+/** D32: a reversal gives the amount and count back in the periods of the original authorization (`at`). */
+export async function releaseUsage(q: Queryable, input: UsageInput): Promise<void> {
+  await subtractUsage(q, usageDelta(input));
+}

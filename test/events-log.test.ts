@@ -1,0 +1,173 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { eventState, recordTestEvent, WebhookReceiver } from './helpers/webhook-receiver.ts';
+import { deliverDueEvents } from '../src/domains/events/delivery.ts';
+import { CardServiceError, decimal, decimalText, type CardServiceClient, type CreatedPartner } from '../sdk/index.ts';
+
+const EGRESS = '203.0.113.10,198.51.100.0/28';
+
+async function expectCode(promise: Promise<unknown>, code: string): Promise<void> {
+  await assert.rejects(promise, (err: unknown) => {
+    assert.ok(err instanceof CardServiceError, String(err));
+    assert.equal(err.code, code);
+    return true;
+  });
+}
+
+describe('event log, redelivery and egress addresses (D38, D9, 5.5)', () => {
+  let svc: TestService;
+  let receiver: WebhookReceiver;
+  let partner: CreatedPartner;
+  let client: CardServiceClient;
+  let other: CardServiceClient;
+
+  before(async () => {
+    svc = await startService({ env: { WEBHOOK_EGRESS_IPS: EGRESS } });
+    receiver = await WebhookReceiver.start();
+    ({ partner, client } = await svc.newPartner({ webhookUrl: receiver.url }));
+    receiver.useCredentials(partner);
+    ({ client: other } = await svc.newPartner({ webhookUrl: receiver.url }));
+  });
+  after(async () => {
+    await receiver.close();
+    await svc.close();
+    await closeTestDatabase();
+  });
+
+  it('lists the partner\'s events newest first, with filters on type, status, businessId and time, and D9 paging', async () => {
+    const t0 = svc.clock.now();
+    const kyc = await recordTestEvent(svc, partner.partnerId, { eventType: 'CUSTOMER_KYC_CHANGED', businessId: 'cu-log-1' });
+    svc.clock.advance(1000);
+    const low = await recordTestEvent(svc, partner.partnerId, {
+      eventType: 'LOW_BALANCE', businessId: 'or-log-1',
+      data: { organizationId: 'or-log-1', currency: 'USD', available: decimal('10.05'), threshold: decimal('100.00') },
+    });
+    svc.clock.advance(1000);
+    receiver.answerNext({ status: 503 });
+    await deliverDueEvents(svc.ctx); // kyc and low delivered: 503 goes to whichever is first
+    const failedOnce = (await eventState(svc.db, kyc.eventId)).status === 'PENDING' ? kyc : low;
+    const t1 = svc.clock.now();
+    const card = await recordTestEvent(svc, partner.partnerId, { eventType: 'CARD_CREATED', businessId: 'ca-log-1' });
+
+    const all = await client.events.listEvents({ startTime: new Date(t0).toISOString() });
+    assert.equal(all.total, 3);
+    assert.equal(typeof all.total, 'number');
+    assert.deepEqual(all.result.map((e) => e.eventId), [card.eventId, low.eventId, kyc.eventId], 'newest first');
+    assert.equal(all.page, 1);
+    assert.equal(all.pageSize, 20);
+
+    const lowItem = all.result[1];
+    assert.equal(lowItem.eventType, 'LOW_BALANCE');
+    assert.equal(lowItem.businessId, 'or-log-1');
+    assert.equal(lowItem.sequence, 1);
+    assert.equal(decimalText((lowItem.data as { threshold: unknown }).threshold), '100.00', 'data is lossless');
+    assert.match(lowItem.createTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+
+    const byType = await client.events.listEvents({ eventType: 'LOW_BALANCE', startTime: new Date(t0).toISOString() });
+    assert.deepEqual(byType.result.map((e) => e.eventId), [low.eventId]);
+    const pending = await client.events.listEvents({ status: 'PENDING', startTime: new Date(t0).toISOString() });
+    assert.deepEqual(pending.result.map((e) => e.eventId).sort(), [failedOnce.eventId, card.eventId].sort());
+    const failedItem = pending.result.find((e) => e.eventId === failedOnce.eventId)!;
+    assert.equal(failedItem.lastHttpStatus, 503);
+    assert.equal(failedItem.attempts, 1);
+    assert.ok(failedItem.nextAttemptTime);
+    const delivered = await client.events.listEvents({ status: 'DELIVERED', startTime: new Date(t0).toISOString() });
+    assert.equal(delivered.total, 1);
+    assert.equal(delivered.result[0].deliveredTime !== null, true);
+    const byBusiness = await client.events.listEvents({ businessId: 'cu-log-1' });
+    assert.deepEqual(byBusiness.result.map((e) => e.eventId), [kyc.eventId]);
+    const window = await client.events.listEvents({ startTime: new Date(t0).toISOString(), endTime: new Date(t1).toISOString() });
+    assert.deepEqual(window.result.map((e) => e.eventId), [low.eventId, kyc.eventId], 'endTime is exclusive');
+
+    const page1 = await client.events.listEvents({ startTime: new Date(t0).toISOString(), pageSize: 2 });
+    const page2 = await client.events.listEvents({ startTime: new Date(t0).toISOString(), pageSize: 2, page: 2 });
+    assert.deepEqual([...page1.result, ...page2.result].map((e) => e.eventId), all.result.map((e) => e.eventId));
+    assert.equal(page2.total, 3);
+
+    await expectCode(client.events.listEvents({ pageSize: 101 }), 'DAPI_PARAM_INVALID');
+    await expectCode(client.events.listEvents({ page: 0 }), 'DAPI_PARAM_INVALID');
+    await expectCode(client.events.listEvents({ status: 'LOST' as never }), 'DAPI_PARAM_INVALID');
+    await expectCode(client.events.listEvents({ startTime: 'yesterday' }), 'DAPI_PARAM_INVALID');
+    await expectCode(client.events.listEvents({ startTime: new Date(t1).toISOString(), endTime: new Date(t0).toISOString() }), 'DAPI_PARAM_INVALID');
+    await deliverDueEvents(svc.ctx);
+  });
+
+  it('when the partner asks for a resend, then the same event (eventId, body) is POSTed again', async () => {
+    const { eventId } = await recordTestEvent(svc, partner.partnerId, { eventType: 'CARD_CREATED', businessId: 'ca-resend' });
+    await deliverDueEvents(svc.ctx);
+    assert.equal((await client.events.eventDetail(eventId)).status, 'DELIVERED');
+
+    const resent = await client.events.resend(eventId);
+    assert.equal(resent.eventId, eventId);
+    assert.equal(resent.status, 'PENDING');
+    assert.ok(new Date(resent.nextAttemptTime).getTime() <= svc.clock.now());
+    await deliverDueEvents(svc.ctx);
+
+    const got = receiver.requestsFor(eventId);
+    assert.equal(got.length, 2);
+    assert.equal(got[1].body, got[0].body);
+    assert.equal(got[1].signatureValid, true);
+    const detail = await client.events.eventDetail(eventId);
+    assert.equal(detail.status, 'DELIVERED');
+    assert.equal(detail.attempts, 2);
+    assert.deepEqual(detail.attemptLog.map((a) => [a.attemptNo, a.outcome]), [[2, 'SUCCESS'], [1, 'SUCCESS']], 'latest first');
+  });
+
+  it('when an event FAILED, then a resend starts a fresh delivery cycle', async () => {
+    const { eventId } = await recordTestEvent(svc, partner.partnerId);
+    await svc.db.query(`UPDATE events SET status = 'FAILED', next_attempt_at = NULL, failed_at = now() WHERE event_id = $1`, [eventId]);
+    await client.events.resend(eventId);
+    await deliverDueEvents(svc.ctx);
+    const detail = await client.events.eventDetail(eventId);
+    assert.equal(detail.status, 'DELIVERED');
+    assert.equal(detail.failedTime, null);
+  });
+
+  it('when another partner lists, reads or resends these events, then it sees nothing and gets EVENT_NOT_FOUND', async () => {
+    const { eventId } = await recordTestEvent(svc, partner.partnerId, { businessId: 'cu-private' });
+    await deliverDueEvents(svc.ctx);
+    const before = await eventState(svc.db, eventId);
+
+    const theirs = await other.events.listEvents({ businessId: 'cu-private' });
+    assert.equal(theirs.total, 0);
+    const everything = await other.events.listEvents({ pageSize: 100 });
+    assert.ok(everything.result.every((e) => e.eventId !== eventId));
+    await expectCode(other.events.resend(eventId), 'EVENT_NOT_FOUND');
+    await expectCode(other.events.eventDetail(eventId), 'EVENT_NOT_FOUND');
+    await expectCode(client.events.resend('ev-does-not-exist'), 'EVENT_NOT_FOUND');
+
+    const afterwards = await eventState(svc.db, eventId);
+    assert.deepEqual(afterwards, before, 'the refused resend changed nothing');
+    await deliverDueEvents(svc.ctx);
+    assert.equal(receiver.requestsFor(eventId).length, 1);
+  });
+
+  it('publishes the webhook egress addresses from configuration (5.5)', async () => {
+    const egress = await client.events.egressIps();
+    assert.deepEqual(egress, { environment: 'sandbox', egressIps: EGRESS.split(',') });
+  });
+
+  it('when the partner has no webhook_url, then attempts are NOT_CONFIGURED and retried; once set, the event is delivered', async () => {
+    const { partner: bare, client: bareClient } = await svc.newPartner();
+    const { eventId } = await recordTestEvent(svc, bare.partnerId);
+    await deliverDueEvents(svc.ctx);
+    const first = await bareClient.events.eventDetail(eventId);
+    assert.equal(first.status, 'PENDING');
+    assert.equal(first.attemptLog[0].outcome, 'NOT_CONFIGURED');
+    assert.match(first.lastError ?? '', /no webhook_url/);
+
+    const late = await WebhookReceiver.start();
+    try {
+      late.useCredentials(bare);
+      await svc.admin.updatePartner(bare.partnerId, { webhookUrl: late.url });
+      svc.clock.advance(new Date(first.nextAttemptTime!).getTime() - svc.clock.now() + 1);
+      await deliverDueEvents(svc.ctx);
+      assert.equal(late.requestsFor(eventId).length, 1);
+      assert.equal(late.requestsFor(eventId)[0].signatureValid, true);
+      assert.equal((await bareClient.events.eventDetail(eventId)).status, 'DELIVERED');
+    } finally {
+      await late.close();
+    }
+  });
+});

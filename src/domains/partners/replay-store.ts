@@ -9,7 +9,7 @@ interface Pending {
 }
 
 /** Statements in flight at once; more requests wait and go in the next batch. */
-const MAX_IN_FLIGHT = 2;
+const MAX_IN_FLIGHT = 1;
 /** Keys per statement: bounds the statement's size and its lock footprint. */
 const MAX_BATCH = 512;
 

@@ -3,7 +3,8 @@ import { ApiError } from '../../platform/errors.ts';
 import { PagingQuery, pageOf } from '../../platform/http/schema.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
 import { createCredentialLink, createPartner, extractCredentials, partnerView, updatePartner, SECRET_EXTRACT_PATH, type PartnerDeps } from './service.ts';
-import { findPartnerById, listPartners } from './store.ts';
+import { BatchedLookup } from '../../platform/db/batched-lookup.ts';
+import { findPartnerById, findPartnersByIds, listPartners, type Partner } from './store.ts';
 
 const IpList = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100 });
 const Url = Type.String({ format: 'uri', maxLength: 2048, pattern: '^https?://' });
@@ -41,6 +42,8 @@ const PartnerView = Type.Object({
 });
 
 export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
+  // The settings read is the hottest partner read; concurrent calls share one statement.
+  const partnersById = new BatchedLookup<Partner>((ids) => findPartnersByIds(deps.db, ids), (p) => p.partnerId);
   return [
     route({
       method: 'POST',
@@ -155,7 +158,7 @@ export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
       data: PartnerView,
       errors: [],
       handler: async ({ partner }) => {
-        const row = await findPartnerById(deps.db, partner.partnerId);
+        const row = await partnersById.load(partner.partnerId);
         if (!row) throw new ApiError('DAPI_API_KEY_INVALID');
         return partnerView(row);
       },

@@ -43,6 +43,11 @@ export async function findPartnerById(q: Queryable, partnerId: string, forUpdate
   return rows[0] ?? null;
 }
 
+/** Several partners by id in one statement (for batched reads). */
+export async function findPartnersByIds(q: Queryable, partnerIds: string[]): Promise<Partner[]> {
+  return q.query<Partner>(`SELECT ${COLUMNS} FROM partners WHERE partner_id = ANY($1::text[])`, [partnerIds]);
+}
+
 export interface NewPartner {
   partnerId: string;
   name: string;

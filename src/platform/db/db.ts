@@ -1,4 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 
 /** Anything SQL can be sent to: the database itself or an open transaction. */
@@ -49,6 +50,22 @@ export interface PostgresOptions {
   schema?: string;
 }
 
+/**
+ * Every parameterized statement is sent as a named prepared statement, so PostgreSQL parses and
+ * plans each distinct SQL text once per connection instead of once per call. The set of texts is
+ * fixed by the code (no SQL is built from input), so the per-connection cache stays bounded.
+ */
+const statementNames = new Map<string, string>();
+function prepared(sql: string, params: unknown[] | undefined): pg.QueryConfig {
+  if (!params || params.length === 0) return { text: sql };
+  let name = statementNames.get(sql);
+  if (name === undefined) {
+    name = `s${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`;
+    statementNames.set(sql, name);
+  }
+  return { name, text: sql, values: params };
+}
+
 export async function openPostgres(options: PostgresOptions): Promise<Db> {
   const pool = new pg.Pool({
     connectionString: options.connectionString,
@@ -62,7 +79,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
   return {
     kind: 'postgres',
     async query<T>(sql: string, params?: unknown[]) {
-      const result = await pool.query(sql, params);
+      const result = await pool.query(prepared(sql, params));
       return result.rows as T[];
     },
     async tx<T>(fn: (q: Queryable) => Promise<T>) {
@@ -71,7 +88,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
         await conn.query('BEGIN');
         const result = await fn({
           async query<R>(sql: string, params?: unknown[]) {
-            return (await conn.query(sql, params)).rows as R[];
+            return (await conn.query(prepared(sql, params))).rows as R[];
           },
           async exec(sql: string) {
             await conn.query(sql);

@@ -94,13 +94,14 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(() => (data) => stringifyJson(data));
 
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     // D3: a method with a body must declare a JSON body; checked before authentication (D5).
     if (BODY_METHODS.has(req.method) && !JSON_CONTENT_TYPE.test(req.headers['content-type'] ?? '')) {
       reply.code(400).type('application/json; charset=utf-8').send(stringifyJson(frameworkRejection('Content-Type must be application/json')));
-      return reply;
+      return;
     }
+    done();
   });
 
   app.removeAllContentTypeParsers();
@@ -114,7 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     }
   });
 
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     req.log.info({
       method: req.method,
       url: req.url.split('?')[0],
@@ -123,6 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       partnerId: req.partner?.partnerId,
       ip: req.ip,
     }, 'request completed');
+    done();
   });
 
   app.setErrorHandler((error: FastifyError | ApiError | Error, req, reply) => {
@@ -177,6 +179,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     hook: 'preValidation',
     keyGenerator: (req: FastifyRequest) => req.partner?.partnerId ?? req.ip,
     errorResponseBuilder: () => new ApiError('SYS_RATE_LIMITED'),
+    // Retry-After (and the limit headers) only on a refusal: every other response stays lean.
+    addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
   });
 
   const adminHook = async (req: FastifyRequest) => {

@@ -6,10 +6,12 @@ import { ConfigError, loadConfig } from './config.ts';
 import { migrate } from './platform/db/migrate.ts';
 import { openDatabase } from './platform/db/open.ts';
 import { startWorkers } from './workers.ts';
+import { auditLedger } from './domains/ledger/audit.ts';
 
 const USAGE = `Usage:
   cardsvc serve                      start the HTTP service (migrations are applied first)
   cardsvc migrate                    apply pending database migrations and exit
+  cardsvc ledger-audit [partnerId]   re-derive every ledger balance from its postings (D33); exit 1 on any finding
   cardsvc admin <command> [options]  operator commands over the admin API (see docs/operations.md)
 `;
 
@@ -44,6 +46,18 @@ async function migrateOnly(): Promise<void> {
   const applied = await migrate(db);
   console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
   await db.close();
+}
+
+async function ledgerAudit(partnerId: string | undefined): Promise<void> {
+  const { config } = loadConfig();
+  const db = await openDatabase(config);
+  try {
+    const report = await auditLedger(db, { partnerId });
+    console.log(JSON.stringify(report, null, 2));
+    if (!report.ok) process.exitCode = 1;
+  } finally {
+    await db.close();
+  }
 }
 
 function adminToken(): string {
@@ -118,6 +132,7 @@ async function main(): Promise<void> {
   const [command, ...args] = process.argv.slice(2);
   if (command === 'serve' || command === undefined) return serve();
   if (command === 'migrate') return migrateOnly();
+  if (command === 'ledger-audit') return ledgerAudit(args[0]);
   if (command === 'admin') return admin(args);
   process.stderr.write(USAGE);
   process.exitCode = 2;

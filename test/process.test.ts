@@ -55,6 +55,10 @@ describe('the service process', () => {
       child.kill('SIGTERM');
       assert.equal(await exited, 0);
       assert.match(out, /shutting down/);
+      // D33: the audit command re-derives the (empty) ledger from the same data folder.
+      const audit = spawnSync(MAIN[0], [...MAIN[1], 'ledger-audit'], { cwd: ROOT, env: cleanEnv({ DATA_DIR: dataDir }), encoding: 'utf8' });
+      assert.equal(audit.status, 0, audit.stderr);
+      assert.equal(JSON.parse(audit.stdout).ok, true);
     } finally {
       child.kill('SIGKILL');
       rmSync(dataDir, { recursive: true, force: true });

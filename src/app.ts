@@ -87,7 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     forceCloseConnections: 'idle',
   });
   const mailer = new Mailer(config, db, app.log);
-  const ctx: AppContext = { config, db, clock, mailer, partnerCache: new PartnerCache(db, config.partnerCacheTtlMs) };
+  const ctx: AppContext = { config, db, clock, mailer, partnerCache: new PartnerCache(db, config.partnerCacheTtlMs, config.masterKey) };
 
   app.decorateRequest('partner', null);
   app.decorateRequest('rawBody', null);

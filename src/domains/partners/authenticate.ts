@@ -1,6 +1,7 @@
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../platform/clock.ts';
-import { unseal, hmacSha256Hex, constantTimeEqual } from '../../platform/crypto/secrets.ts';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { unseal } from '../../platform/crypto/secrets.ts';
 import type { Db } from '../../platform/db/db.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { ipAllowed } from '../../platform/http/ip.ts';
@@ -17,14 +18,16 @@ export interface SignedRequest {
   ip: string;
 }
 
+/** The caller of a signed request: shared and frozen (it comes from the cache), never mutated. */
 export interface AuthenticatedPartner extends Partner {
-  apiKey: string;
-  secretKey: string;
+  readonly apiKey: string;
+  readonly secretKey: string;
 }
 
 const TIMESTAMP_FORMAT = /^\d{13}$/; // 5.2: 13-digit epoch milliseconds
 const NONCE_FORMAT = /^[1-9]\d{4}$/; // 5.2: integer in [10000, 99999]
 const API_KEY_FORMAT = /^[0-9a-f]{32}$/; // D8
+const SIGN_FORMAT = /^[0-9a-f]{64}$/; // 5.2: lowercase hex of a 32-byte HMAC
 
 /** Decrypted secret keys by their ciphertext: the ciphertext changes whenever the key does. */
 const secretCache = new Map<string, string>();
@@ -50,16 +53,20 @@ function secretKeyOf(partner: Partner, masterKey: Buffer): string {
  * find its caller. A settings or credential change reaches every instance within PARTNER_CACHE_TTL_MS.
  */
 export class PartnerCache {
-  private readonly entries = new Map<string, { partner: Partner | null; expiresAt: number }>();
+  private readonly entries = new Map<string, { partner: AuthenticatedPartner | null; expiresAt: number }>();
   private static readonly MAX_ENTRIES = 10_000;
 
-  constructor(private readonly db: Db, private readonly ttlMs: number) {}
+  constructor(private readonly db: Db, private readonly ttlMs: number, private readonly masterKey: Buffer) {}
 
-  async get(apiKey: string): Promise<Partner | null> {
+  /** The active partner holding this API key, with its secret key decrypted; null if none. */
+  async get(apiKey: string): Promise<AuthenticatedPartner | null> {
     const now = Date.now();
     const hit = this.entries.get(apiKey);
     if (hit && hit.expiresAt > now) return hit.partner;
-    const partner = await findPartnerByApiKey(this.db, apiKey);
+    const row = await findPartnerByApiKey(this.db, apiKey);
+    const partner = row && row.status === 'ACTIVE' && row.secretKeyEnc
+      ? Object.freeze({ ...row, apiKey, secretKey: secretKeyOf(row, this.masterKey) })
+      : null;
     if (this.ttlMs > 0) {
       if (this.entries.size >= PartnerCache.MAX_ENTRIES) this.entries.clear();
       this.entries.set(apiKey, { partner, expiresAt: now + this.ttlMs });
@@ -90,7 +97,7 @@ export class PartnerAuthenticator {
     const { apiKey } = req;
     if (!apiKey || !API_KEY_FORMAT.test(apiKey)) throw new ApiError('DAPI_API_KEY_INVALID');
     const partner = await this.partners.get(apiKey);
-    if (!partner || partner.status !== 'ACTIVE' || !partner.secretKeyEnc) throw new ApiError('DAPI_API_KEY_INVALID');
+    if (!partner) throw new ApiError('DAPI_API_KEY_INVALID');
 
     if (!ipAllowed(partner.ipWhitelist.api, req.ip, deps.config.env)) throw new ApiError('DAPI_IP_NOT_ALLOWED');
 
@@ -102,14 +109,15 @@ export class PartnerAuthenticator {
 
     if (!req.nonce || !NONCE_FORMAT.test(req.nonce)) throw new ApiError('DAPI_NONCE_INVALID');
 
-    const secretKey = secretKeyOf(partner, deps.config.masterKey);
-    const signed = Buffer.concat([Buffer.from(apiKey + req.timestamp + req.nonce, 'utf8'), req.payload]);
-    const expected = hmacSha256Hex(secretKey, signed);
-    if (!req.sign || !constantTimeEqual(req.sign, expected)) throw new ApiError('DAPI_SIGN_INVALID');
+    // 5.3: HmacSHA256(apiKey + timestamp + nonce + payload); the header must be lowercase hex.
+    const expected = createHmac('sha256', partner.secretKey).update(apiKey + req.timestamp + req.nonce, 'utf8').update(req.payload).digest();
+    if (!req.sign || !SIGN_FORMAT.test(req.sign) || !timingSafeEqual(Buffer.from(req.sign, 'hex'), expected)) {
+      throw new ApiError('DAPI_SIGN_INVALID');
+    }
 
     const isNew = await this.replayStore.record({ apiKey, timestampMs, nonce: Number(req.nonce) });
     if (!isNew) throw new ApiError('DAPI_NONCE_REPLAYED');
 
-    return { ...partner, apiKey, secretKey };
+    return partner;
   }
 }

@@ -107,7 +107,7 @@ describe('funding pools: deposits, balances, statement (D29, D40, D48)', () => {
     await expectDepositRefused(org.organizationId, { currency: 'HKD', amount: decimal('1.00') }, 'CURRENCY_NOT_ALLOWED');
   });
 
-  it('subject: an unknown, foreign or TERMINATED company, or a card (not yet), is SUBJECT_INVALID', async () => {
+  it('subject: an unknown, foreign or TERMINATED company is SUBJECT_INVALID; a non-enumerated subjectType is DAPI_PARAM_INVALID', async () => {
     const org = await newCompany(client);
     await expectCode(deposit('org-missing', 'USD', '1.00'), 'SUBJECT_INVALID');
     const { client: other } = await svc.newPartner();

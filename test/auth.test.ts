@@ -90,6 +90,17 @@ describe('request authentication (5.2-5.4, D5-D7)', () => {
     await expectAuthError(client.http.raw('GET', SETTINGS, { timestamp, nonce: '54321' }), 401, 'DAPI_NONCE_REPLAYED');
   });
 
+  it('when identical signed requests arrive at once, then exactly one is accepted and the others are replays', async () => {
+    const timestamp = String(svc.clock.now());
+    const results = await Promise.all(Array.from({ length: 8 }, () => client.http.raw('GET', SETTINGS, { timestamp, nonce: '65432' })));
+    const codes = results.map((r) => r.envelope.code).sort();
+    assert.deepEqual(codes, ['DAPI_NONCE_REPLAYED', 'DAPI_NONCE_REPLAYED', 'DAPI_NONCE_REPLAYED', 'DAPI_NONCE_REPLAYED',
+      'DAPI_NONCE_REPLAYED', 'DAPI_NONCE_REPLAYED', 'DAPI_NONCE_REPLAYED', 'SYS_SUCCESS']);
+    // Distinct nonces sent together are all accepted.
+    const distinct = await Promise.all(Array.from({ length: 8 }, (_, i) => client.http.raw('GET', SETTINGS, { timestamp, nonce: String(65440 + i) })));
+    assert.ok(distinct.every((r) => r.envelope.code === 'SYS_SUCCESS'));
+  });
+
   it('when a badly signed request carries a nonce, then the nonce is not consumed (replay store written only after the signature)', async () => {
     const timestamp = String(svc.clock.now());
     await expectAuthError(client.http.raw('GET', SETTINGS, { timestamp, nonce: '22222', headers: { 'X-DAPI-SIGN': 'ff'.repeat(32) } }), 401, 'DAPI_SIGN_INVALID');

@@ -1,6 +1,6 @@
 import type { Db } from '../../platform/db/db.ts';
 import { invariant } from '../../platform/errors.ts';
-import { nonceKeyString, recordNonces, type NonceKey } from './store.ts';
+import { recordNonces, type NonceKey } from './store.ts';
 
 interface Pending {
   key: NonceKey;
@@ -45,14 +45,21 @@ export class ReplayStore {
   }
 
   private async insert(batch: Pending[]): Promise<void> {
+    // A key twice in one batch: the first request goes to the database, the others are replays.
+    const firstOfKey = new Map<string, Pending>();
+    const repeats: Pending[] = [];
+    for (const p of batch) {
+      const id = `${p.key.apiKey}:${p.key.timestampMs}:${p.key.nonce}`;
+      if (firstOfKey.has(id)) repeats.push(p);
+      else firstOfKey.set(id, p);
+    }
+    const distinct = [...firstOfKey.values()];
     try {
-      const inserted = await recordNonces(this.db, batch.map((p) => p.key));
-      invariant(inserted.size <= batch.length, 'replay store returned more keys than it was given');
-      // A key twice in one batch: the first request wins, the second is a replay.
-      for (const p of batch) {
-        const id = nonceKeyString(p.key);
-        p.resolve(inserted.delete(id));
-      }
+      const replayed = await recordNonces(this.db, distinct.map((p) => p.key));
+      invariant(replayed.every((i) => i >= 0 && i < distinct.length), 'replay store answered a position outside the batch');
+      const replays = new Set(replayed);
+      distinct.forEach((p, i) => p.resolve(!replays.has(i)));
+      for (const p of repeats) p.resolve(false);
     } catch (err) {
       for (const p of batch) p.reject(err);
     }

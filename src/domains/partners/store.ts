@@ -107,22 +107,24 @@ export interface NonceKey {
   nonce: number;
 }
 
-export function nonceKeyString(k: NonceKey): string {
-  return `${k.apiKey}:${k.timestampMs}:${k.nonce}`;
-}
-
 /**
- * Replay store (D7): inserts many (apiKey, timestamp, nonce) keys in one statement and returns the
- * keys that were new. A key already present (or twice in the batch) is returned once at most.
+ * Replay store (D7): inserts many distinct (apiKey, timestamp, nonce) keys in one statement and
+ * returns the positions (0-based) of the keys that were already present: the replays. The answer
+ * is empty in the normal case, so the statement costs one round trip and no rows to parse.
  */
-export async function recordNonces(q: Queryable, keys: NonceKey[]): Promise<Set<string>> {
-  const rows = await q.query<{ api_key: string; ts: string; nonce: number }>(
-    `INSERT INTO replay_nonces (api_key, ts, nonce)
-     SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[])
-     ON CONFLICT DO NOTHING RETURNING api_key, ts::text AS ts, nonce`,
+export async function recordNonces(q: Queryable, keys: NonceKey[]): Promise<number[]> {
+  const rows = await q.query<{ i: string }>(
+    `WITH k AS (
+       SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[]) WITH ORDINALITY AS k(api_key, ts, nonce, i)
+     ), ins AS (
+       INSERT INTO replay_nonces (api_key, ts, nonce) SELECT api_key, ts, nonce FROM k
+       ON CONFLICT DO NOTHING RETURNING api_key, ts, nonce
+     )
+     SELECT k.i FROM k LEFT JOIN ins ON ins.api_key = k.api_key AND ins.ts = k.ts AND ins.nonce = k.nonce
+     WHERE ins.nonce IS NULL`,
     [keys.map((k) => k.apiKey), keys.map((k) => String(k.timestampMs)), keys.map((k) => k.nonce)],
   );
-  return new Set(rows.map((r) => `${r.api_key}:${r.ts}:${r.nonce}`));
+  return rows.map((r) => Number(r.i) - 1);
 }
 
 /** Entries older than this can never be replayed: their timestamp is outside the window. */

@@ -22,6 +22,7 @@ const MAX_BATCH = 512;
 export class ReplayStore {
   private readonly queue: Pending[] = [];
   private inFlight = 0;
+  private flushScheduled = false;
 
   constructor(private readonly db: Db) {}
 
@@ -29,6 +30,16 @@ export class ReplayStore {
   record(key: NonceKey): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
       this.queue.push({ key, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  /** Flushes once the current event-loop turn has queued every request it parsed. */
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
       this.flush();
     });
   }

@@ -12,6 +12,7 @@ const MAX_BATCH = 256;
 export class BatchedLookup<V> {
   private readonly queue = new Map<string, { resolve(v: V | null): void; reject(e: unknown): void }[]>();
   private inFlight = false;
+  private flushScheduled = false;
 
   constructor(
     private readonly fetchMany: (keys: string[]) => Promise<V[]>,
@@ -23,6 +24,16 @@ export class BatchedLookup<V> {
       const waiting = this.queue.get(key);
       if (waiting) waiting.push({ resolve, reject });
       else this.queue.set(key, [{ resolve, reject }]);
+      this.scheduleFlush();
+    });
+  }
+
+  /** Flushes once the current event-loop turn has queued every read it started. */
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
       this.flush();
     });
   }

@@ -1,0 +1,55 @@
+import { invariant } from '../errors.ts';
+
+interface Waiting<I, O> {
+  item: I;
+  resolve(result: O): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * Natural batching for database round trips. Items submitted during one event-loop turn are sent
+ * together once the turn ends (setImmediate); while `maxInFlight` batches are out, new items wait
+ * and go in the next batch. Alone, an item costs one round trip; under load, one round trip serves
+ * every request parsed in the same turn. `run` answers one result per item, in order.
+ */
+export class Batcher<I, O> {
+  private readonly queue: Waiting<I, O>[] = [];
+  private inFlight = 0;
+  private flushScheduled = false;
+
+  constructor(
+    private readonly run: (items: I[]) => Promise<O[]>,
+    private readonly limits: { maxBatch: number; maxInFlight: number },
+  ) {}
+
+  submit(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (this.flushScheduled) return;
+      this.flushScheduled = true;
+      setImmediate(() => {
+        this.flushScheduled = false;
+        this.flush();
+      });
+    });
+  }
+
+  private flush(): void {
+    while (this.inFlight < this.limits.maxInFlight && this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.limits.maxBatch);
+      this.inFlight++;
+      this.run(batch.map((w) => w.item))
+        .then((results) => {
+          invariant(results.length === batch.length, 'batch answered a different number of results than items');
+          batch.forEach((w, i) => w.resolve(results[i]));
+        })
+        .catch((err) => {
+          for (const w of batch) w.reject(err);
+        })
+        .finally(() => {
+          this.inFlight--;
+          this.flush();
+        });
+    }
+  }
+}

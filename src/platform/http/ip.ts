@@ -18,7 +18,12 @@ export function isValidWhitelistEntry(entry: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
+/** Built once per whitelist array: a cached partner's list is the same array on every request. */
+const blockLists = new WeakMap<string[], BlockList>();
+
 function blockListOf(entries: string[]): BlockList {
+  const cached = blockLists.get(entries);
+  if (cached) return cached;
   const list = new BlockList();
   for (const entry of entries) {
     const [address, bits] = entry.split('/');
@@ -26,6 +31,7 @@ function blockListOf(entries: string[]): BlockList {
     if (bits === undefined) list.addAddress(address, type);
     else list.addSubnet(address, Number(bits), type);
   }
+  blockLists.set(entries, list);
   return list;
 }
 

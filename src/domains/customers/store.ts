@@ -43,19 +43,8 @@ const COLUMNS = `customer_id AS "customerId", partner_id AS "partnerId", organiz
 const ADDRESS_COLUMNS = `address_type AS "addressType", postal_code AS "postalCode", address_line1 AS "addressLine1",
   address_line2 AS "addressLine2", address_line3 AS "addressLine3", city, state, address_country_code AS "addressCountryCode"`;
 
-export interface NewCustomer {
-  customerId: string;
-  partnerId: string;
-  organizationId: string;
-  customerRef: string;
-  firstName: string;
-  middleName: string | null;
-  lastName: string;
-  phoneCountryCode: string | null;
-  phoneNumber: string | null;
-  email: string | null;
-  createdAt: Date;
-}
+/** What a new employee row is given; lifecycle, suspension and KYC start at their defaults. */
+export type NewCustomer = Omit<Customer, 'lifecycle' | 'suspended' | 'kycStatus' | 'kycReason' | 'kycUpdatedAt' | 'updatedAt'>;
 
 /** Inserts the employee (KYC PENDING); null when customerRef is taken in the organization (D48). */
 export async function insertCustomer(q: Queryable, c: NewCustomer): Promise<Customer | null> {

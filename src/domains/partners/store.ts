@@ -48,18 +48,8 @@ export async function findPartnersByIds(q: Queryable, partnerIds: string[]): Pro
   return q.query<Partner>(`SELECT ${COLUMNS} FROM partners WHERE partner_id = ANY($1::text[])`, [partnerIds]);
 }
 
-export interface NewPartner {
-  partnerId: string;
-  name: string;
-  apiKey: string | null;
-  secretKeyEnc: string | null;
-  pciCertified: boolean;
-  webhookUrl: string | null;
-  authUrl: string | null;
-  externalPublicKey: string | null;
-  ipWhitelist: IpWhitelist;
-  secureCardIvMode: SecureCardIvMode;
-}
+/** What a new partner row is given; status and times come from the database defaults. */
+export type NewPartner = Omit<Partner, 'status' | 'createdAt' | 'updatedAt'>;
 
 export async function insertPartner(q: Queryable, p: NewPartner): Promise<Partner> {
   const rows = await q.query<Partner>(

@@ -49,4 +49,10 @@ export class AdminClient {
   createCredentialLink(input: { partnerId: string; email: string; retrievalIp: string }) {
     return this.call<{ linkId: string; expireTime: string; extractUrl: string }>('POST', '/internal/admin/v1/credential-links', { body: input });
   }
+
+  /** Issues a card network ingress key (D40); the secret is in this answer only. */
+  createNetworkKey(input: { name: string; ipAllowlist?: string[] }) {
+    return this.call<{ networkKeyId: string; name: string; apiKey: string; secretKey: string; ipAllowlist: string[]; status: string; createTime: string }>(
+      'POST', '/internal/admin/v1/network-keys', { body: input });
+  }
 }

@@ -7,6 +7,7 @@ import { CardsResource } from './resources/cards.ts';
 import { OrganizationsResource } from './resources/organizations.ts';
 import { CustomersResource } from './resources/customers.ts';
 import { FundingResource } from './resources/funding.ts';
+import { TransactionsResource } from './resources/transactions.ts';
 
 export * from './client.ts';
 export * from './admin.ts';
@@ -23,6 +24,9 @@ export type {
   Card, CardApplication, CardProfile, CardPage, ApplyCardParams, ListCardsParams, DepositAccount, TransferParams, Transfer,
   CardStatus, CardApplyStatus, CardSubjectType, CardNetwork, BalanceMode, BalanceAmounts, CardAmount,
 } from './resources/cards.ts';
+export type {
+  CardTransaction, TransactionStatus, MessageType, Channel, ListTransactionsParams, ResolvedTransactionId, TransactionAmount,
+} from './resources/transactions.ts';
 export { decryptSecureCard, decryptGcmField, SecureCardDecryptError } from './secure-card.ts';
 export type { EncryptedSecureCard, DecryptedSecureCard } from './secure-card.ts';
 export { verifyWebhook, WebhookVerificationError } from './resources/events.ts';
@@ -48,6 +52,7 @@ export class CardServiceClient {
   readonly organizations: OrganizationsResource;
   readonly customers: CustomersResource;
   readonly funding: FundingResource;
+  readonly transactions: TransactionsResource;
 
   constructor(options: ClientOptions) {
     this.http = new SignedHttpClient(options);
@@ -59,5 +64,6 @@ export class CardServiceClient {
     this.organizations = new OrganizationsResource(this.http);
     this.customers = new CustomersResource(this.http);
     this.funding = new FundingResource(this.http);
+    this.transactions = new TransactionsResource(this.http);
   }
 }

@@ -25,6 +25,7 @@ import { sandboxRoutes } from './domains/sandbox/routes.ts';
 import { eventRoutes } from './domains/events/routes.ts';
 import { velocityRoutes } from './domains/velocity/routes.ts';
 import { cardRoutes } from './domains/cards/routes.ts';
+import { authorizationRoutes, NetworkAuthenticator, type PartnerDecisionStage } from './domains/authorization/index.ts';
 
 export interface AppDeps {
   config: Config;
@@ -32,6 +33,8 @@ export interface AppDeps {
   clock?: Clock;
   /** Where JSON log lines go (default stdout). */
   logStream?: DestinationStream;
+  /** The partner-decision stage of the authorization pipeline (D34); tests inject one. */
+  partnerDecision?: PartnerDecisionStage;
 }
 
 /** Services shared by the domains; built once per app. */
@@ -42,6 +45,7 @@ export interface AppContext {
   mailer: Mailer;
   /** Partners by API key; cleared by this instance whenever it changes a partner. */
   partnerCache: PartnerCache;
+  partnerDecision?: PartnerDecisionStage;
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -61,7 +65,7 @@ class MalformedJson extends Error {}
 export function allRoutes(ctx: AppContext): RouteDef[] {
   return [...partnerRoutes(ctx), ...diagnosticsRoutes(ctx),
     ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes(ctx), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx),
-    ...eventRoutes(ctx), ...velocityRoutes(ctx), ...cardRoutes(ctx)];
+    ...eventRoutes(ctx), ...velocityRoutes(ctx), ...cardRoutes(ctx), ...authorizationRoutes(ctx)];
 }
 
 /** Builds the HTTP app without listening; the server and the tests both use it. */
@@ -87,7 +91,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     forceCloseConnections: 'idle',
   });
   const mailer = new Mailer(config, db, app.log);
-  const ctx: AppContext = { config, db, clock, mailer, partnerCache: new PartnerCache(db, config.partnerCacheTtlMs, config.masterKey) };
+  const ctx: AppContext = { config, db, clock, mailer, partnerCache: new PartnerCache(db, config.partnerCacheTtlMs, config.masterKey),
+    partnerDecision: deps.partnerDecision };
 
   app.decorateRequest('partner', null);
   app.decorateRequest('rawBody', null);
@@ -169,6 +174,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
           nonce: { type: 'apiKey', in: 'header', name: 'X-DAPI-NONCE', description: 'Integer in [10000, 99999], fresh per request' },
           sign: { type: 'apiKey', in: 'header', name: 'X-DAPI-SIGN', description: 'lowercase hex HmacSHA256(apiKey + timestamp + nonce + payload, secretKey)' },
           adminToken: { type: 'http', scheme: 'bearer' },
+          networkKey: { type: 'apiKey', in: 'header', name: 'X-DAPI-API-KEY', description: 'Card network ingress key issued by an operator (not a partner key); signed as 5.3' },
         },
       },
     },
@@ -189,7 +195,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     if (!token || !constantTimeEqual(token, config.adminToken)) throw new ApiError('SYS_UNAUTHORIZED');
   };
   const authenticator = new PartnerAuthenticator(ctx, ctx.partnerCache);
-  const partnerHook = async (req: FastifyRequest) => {
+  const signedRequestOf = (req: FastifyRequest) => {
     const header = (name: string) => {
       const value = req.headers[name];
       return typeof value === 'string' ? value : undefined;
@@ -198,16 +204,23 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     const payload = req.method === 'GET'
       ? Buffer.from(queryAt === -1 ? '' : req.url.slice(queryAt + 1), 'utf8')
       : req.rawBody ?? Buffer.alloc(0);
-    req.partner = await authenticator.authenticate({
+    return {
       apiKey: header('x-dapi-api-key'),
       timestamp: header('x-dapi-timestamp'),
       nonce: header('x-dapi-nonce'),
       sign: header('x-dapi-sign'),
       payload,
       ip: req.ip,
-    });
+    };
   };
-  const authHook = (mode: AuthMode) => (mode === 'partner' ? partnerHook : mode === 'admin' ? adminHook : null);
+  const partnerHook = async (req: FastifyRequest) => {
+    req.partner = await authenticator.authenticate(signedRequestOf(req));
+  };
+  const networkAuthenticator = new NetworkAuthenticator(ctx);
+  const networkHook = async (req: FastifyRequest) => {
+    await networkAuthenticator.authenticate(signedRequestOf(req));
+  };
+  const authHook = (mode: AuthMode) => (mode === 'partner' ? partnerHook : mode === 'admin' ? adminHook : mode === 'network' ? networkHook : null);
   const rateLimitConfig = { max: config.rateLimitMax, timeWindow: config.rateLimitWindowMs };
 
   for (const def of allRoutes(ctx)) {

@@ -1,5 +1,6 @@
 import type { LosslessNumber } from 'lossless-json';
 import type { SignedHttpClient } from '../client.ts';
+import type { CardTransaction, Channel } from './transactions.ts';
 
 export class SandboxResource {
   constructor(private readonly http: SignedHttpClient) {}
@@ -31,5 +32,43 @@ export class SandboxResource {
     customerId: string; kycStatus: 'APPROVED' | 'REJECTED'; reason: string | null;
   }> {
     return this.http.call('POST', '/open-api/sandbox/v1/simulate/kyc-decision', { body: params });
+  }
+
+  /**
+   * Runs an authorization through the engine (D34, D40); a decline is `approved: false` with `declineReason`.
+   * @example await client.sandbox.authorize({ cardId, amount: decimal('12.50'), currency: 'USD', merchantName: 'Coffee', mcc: '5814', merchantCountry: 'HK', channel: 'POS' });
+   */
+  authorize(params: {
+    cardId: string; amount: LosslessNumber | number; currency: string; merchantName: string; mcc: string; merchantCountry: string;
+    channel: Channel; billingAmount?: LosslessNumber | number; billingCurrency?: string;
+  }): Promise<CardTransaction> {
+    return this.http.call('POST', '/open-api/sandbox/v1/simulate/authorization', { body: params });
+  }
+
+  /**
+   * Clears an authorization with its final amount (billing currency).
+   * @example await client.sandbox.clear({ transId, amount: decimal('12.50') });
+   */
+  clear(params: { transId: string; amount: LosslessNumber | number }): Promise<CardTransaction> {
+    return this.http.call('POST', '/open-api/sandbox/v1/simulate/clearing', { body: params });
+  }
+
+  /**
+   * Reverses all or part of what an authorization still holds.
+   * @example await client.sandbox.reverse({ transId, amount: decimal('2.50') });
+   */
+  reverse(params: { transId: string; amount: LosslessNumber | number }): Promise<CardTransaction> {
+    return this.http.call('POST', '/open-api/sandbox/v1/simulate/reversal', { body: params });
+  }
+
+  /**
+   * Credits a merchant refund to a card.
+   * @example await client.sandbox.refund({ cardId, amount: decimal('5.00'), currency: 'USD', merchantName: 'Shop', transId });
+   */
+  refund(params: {
+    cardId: string; amount: LosslessNumber | number; currency: string; merchantName: string; transId?: string;
+    billingAmount?: LosslessNumber | number; billingCurrency?: string;
+  }): Promise<CardTransaction> {
+    return this.http.call('POST', '/open-api/sandbox/v1/simulate/refund', { body: params });
   }
 }

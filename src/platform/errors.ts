@@ -54,6 +54,10 @@ export const ERROR_CATALOG = {
   VERIFICATION_CODE_INVALID: { httpStatus: 200, message: 'Verification code is wrong, expired or used' },
   CAPABILITY_FROZEN: { httpStatus: 200, message: 'Capability is frozen' },
   EVENT_NOT_FOUND: { httpStatus: 200, message: 'Event not found' },
+  // Authorization engine (issue 10): settlement messages naming a transaction.
+  TRANSACTION_NOT_FOUND: { httpStatus: 200, message: 'Transaction not found' },
+  TRANSACTION_STATUS_INVALID: { httpStatus: 200, message: 'The transaction\'s status forbids this message' },
+  TRANSACTION_AMOUNT_INVALID: { httpStatus: 200, message: 'Amount exceeds what the authorization still holds' },
 } as const satisfies Record<string, { httpStatus: number; message: string }>;
 
 export type ErrorCode = Exclude<keyof typeof ERROR_CATALOG, 'SYS_SUCCESS'>;

@@ -5,7 +5,8 @@ import { successEnvelope } from './envelope.ts';
 import { stringifyJson } from './json.ts';
 import type { AuthenticatedPartner } from '../../domains/partners/authenticate.ts';
 
-export type AuthMode = 'partner' | 'admin' | 'none';
+/** partner: a partner's signed call; network: the card network ingress key (D40); admin: operator bearer token. */
+export type AuthMode = 'partner' | 'network' | 'admin' | 'none';
 
 export interface RouteContext<B, Q> {
   body: B;
@@ -64,7 +65,7 @@ function envelopeSchema(data: TSchema | undefined) {
 }
 
 export function errorCodesOf(def: RouteDef): ErrorCode[] {
-  const auth = def.auth === 'partner' ? PARTNER_AUTH_ERRORS : def.auth === 'admin' ? (['SYS_UNAUTHORIZED'] as ErrorCode[]) : [];
+  const auth = def.auth === 'partner' || def.auth === 'network' ? PARTNER_AUTH_ERRORS : def.auth === 'admin' ? (['SYS_UNAUTHORIZED'] as ErrorCode[]) : [];
   const needsParams = def.body !== undefined || def.querystring !== undefined;
   return [...new Set([...auth, ...PLATFORM_ERRORS, ...(needsParams ? (['DAPI_PARAM_INVALID'] as ErrorCode[]) : []), ...def.errors])];
 }
@@ -107,6 +108,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, options: Regi
       ...(def.querystring ? { querystring: def.querystring } : {}),
       ...(def.auth === 'partner' ? { security: [{ apiKey: [], timestamp: [], nonce: [], sign: [] }] } : {}),
       ...(def.auth === 'admin' ? { security: [{ adminToken: [] }] } : {}),
+      ...(def.auth === 'network' ? { security: [{ networkKey: [], timestamp: [], nonce: [], sign: [] }] } : {}),
       response: responsesOf(def, codes),
       'x-error-codes': codes,
     },

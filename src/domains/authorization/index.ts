@@ -1,0 +1,8 @@
+/** The authorization engine's public entry (D34). */
+export { authorizationRoutes, type AuthorizationRouteDeps } from './routes.ts';
+export {
+  authorize, clear, reverse, refund, expireHolds, HOLD_EXPIRY_MS, HOLD_EXPIRY_BATCH, approveEverything, DECLINE_REASONS,
+  type AuthorizationDeps, type PartnerDecisionStage, type DeclineReason,
+} from './service.ts';
+export { NetworkAuthenticator, type NetworkCaller } from './network-keys.ts';
+export type { TransactionView } from './schemas.ts';

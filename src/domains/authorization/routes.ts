@@ -1,0 +1,141 @@
+import { Type } from 'typebox';
+import type { ErrorCode } from '../../platform/errors.ts';
+import { route, type RouteDef } from '../../platform/http/router.ts';
+import {
+  ListTransactionsQuery, NetworkAuthorizationBody, NetworkKeyBody, NetworkRefundBody, NetworkSettleBody, ResolveBody, ResolvedOut,
+  SimulateAuthorizationBody, SimulateRefundBody, SimulateSettleBody, TransactionOut, TransactionPageOut,
+} from './schemas.ts';
+import { createNetworkKey, networkKeys, revokeNetworkKeyById } from './network-keys.ts';
+import {
+  authorize, clear, listTransactions, queryTransaction, refund, resolveIds, reverse, type AuthorizationDeps,
+} from './service.ts';
+import type { Config } from '../../config.ts';
+
+export type AuthorizationRouteDeps = AuthorizationDeps & { config: Config };
+
+const DECISION_NOTE = 'A decline is a success envelope with `approved: false` and `declineReason` (D47): CARD_BLOCKED, CARD_CANCELLED, '
+  + 'CAPABILITY_FROZEN (declineDetail names the subject and code), VELOCITY_LIMIT_EXCEEDED, MCC_NOT_ALLOWED, COUNTRY_NOT_ALLOWED, '
+  + 'CURRENCY_NOT_ALLOWED, CASH_ADVANCE_NOT_ALLOWED, INSUFFICIENT_BALANCE, PARTNER_DECLINED, PARTNER_TIMEOUT. A decline changes no balance and no usage.';
+const AUTHORIZE_ERRORS: ErrorCode[] = ['CARD_INVALID'];
+const SETTLE_ERRORS: ErrorCode[] = ['TRANSACTION_NOT_FOUND', 'TRANSACTION_STATUS_INVALID', 'TRANSACTION_AMOUNT_INVALID'];
+const REFUND_ERRORS: ErrorCode[] = ['CARD_INVALID', 'CURRENCY_NOT_ALLOWED', 'TRANSACTION_NOT_FOUND'];
+
+/** Sandbox simulations of D40 (partner-signed, sandbox only), the network ingress, and the partner reads. */
+export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
+  const paging = (q: { page?: number; pageSize?: number }) => ({ page: q.page ?? 1, pageSize: q.pageSize ?? 20 });
+  return [
+    // ---- Sandbox (D40) ----
+    route({
+      method: 'POST', url: '/open-api/sandbox/v1/simulate/authorization', auth: 'partner', tag: 'Sandbox', sandboxOnly: true,
+      summary: 'Simulate a card authorization through the full pipeline (D34, D40)',
+      description: `Runs exactly the engine the card network ingress runs. ${DECISION_NOTE} When currency is not a settlement currency of the card, send billingAmount and billingCurrency (the network's conversion); otherwise the decline is CURRENCY_NOT_ALLOWED.`,
+      body: SimulateAuthorizationBody, data: TransactionOut, errors: AUTHORIZE_ERRORS,
+      handler: ({ body, partner }) => authorize(deps, { ...body, source: 'SANDBOX', partnerId: partner.partnerId }),
+    }),
+    route({
+      method: 'POST', url: '/open-api/sandbox/v1/simulate/clearing', auth: 'partner', tag: 'Sandbox', sandboxOnly: true,
+      summary: 'Simulate the clearing of an authorization (D33, D34, D40)',
+      description: 'Releases what is still held and posts `amount` (billing currency of the authorization): equal, smaller (the rest returns to free) or larger (posted even if free goes negative). Answers the CLEARING record; its postedTransactionId is the posted id.',
+      body: SimulateSettleBody, data: TransactionOut, errors: SETTLE_ERRORS,
+      handler: ({ body, partner }) => clear(deps, { source: 'SANDBOX', authorization: { transId: body.transId, partnerId: partner.partnerId }, amount: body.amount }),
+    }),
+    route({
+      method: 'POST', url: '/open-api/sandbox/v1/simulate/reversal', auth: 'partner', tag: 'Sandbox', sandboxOnly: true,
+      summary: 'Simulate a full or partial reversal of an authorization (D32, D34, D40)',
+      description: 'Releases `amount` of the hold to free and gives the velocity usage back in the periods of the original authorization (the count when the hold reaches zero). Answers the REVERSAL record.',
+      body: SimulateSettleBody, data: TransactionOut, errors: SETTLE_ERRORS,
+      handler: ({ body, partner }) => reverse(deps, { source: 'SANDBOX', authorization: { transId: body.transId, partnerId: partner.partnerId }, amount: body.amount }),
+    }),
+    route({
+      method: 'POST', url: '/open-api/sandbox/v1/simulate/refund', auth: 'partner', tag: 'Sandbox', sandboxOnly: true,
+      summary: 'Simulate a merchant refund to a card (D32, D40)',
+      description: 'Credits free of the card\'s funds (the company pool or the dedicated balance); velocity usage is left alone. `transId` optionally names the purchase returned.',
+      body: SimulateRefundBody, data: TransactionOut, errors: REFUND_ERRORS,
+      handler: ({ body, partner }) => refund(deps, {
+        ...body, source: 'SANDBOX', partnerId: partner.partnerId,
+        original: body.transId ? { transId: body.transId, partnerId: partner.partnerId } : undefined,
+      }),
+    }),
+
+    // ---- Card network ingress (network key, D40) ----
+    route({
+      method: 'POST', url: '/internal/network/v1/authorization', auth: 'network', tag: 'Network ingress',
+      summary: 'An authorization request from the card network (D34)',
+      description: `Signed with an operator-issued network key (5.3). Idempotent on networkTransactionId: a retry is answered exactly as the first time and booked once. ${DECISION_NOTE}`,
+      body: NetworkAuthorizationBody, data: TransactionOut, errors: AUTHORIZE_ERRORS,
+      handler: ({ body }) => authorize(deps, { ...body, source: 'NETWORK', partnerId: null }),
+    }),
+    route({
+      method: 'POST', url: '/internal/network/v1/clearing', auth: 'network', tag: 'Network ingress',
+      summary: 'A clearing (presentment) of an authorization (D33, D34)',
+      body: NetworkSettleBody, data: TransactionOut, errors: SETTLE_ERRORS,
+      handler: ({ body }) => clear(deps, {
+        source: 'NETWORK', networkTransactionId: body.networkTransactionId,
+        authorization: { networkTransactionId: body.originalNetworkTransactionId }, amount: body.amount,
+      }),
+    }),
+    route({
+      method: 'POST', url: '/internal/network/v1/reversal', auth: 'network', tag: 'Network ingress',
+      summary: 'A full or partial reversal of an authorization (D32, D34)',
+      body: NetworkSettleBody, data: TransactionOut, errors: SETTLE_ERRORS,
+      handler: ({ body }) => reverse(deps, {
+        source: 'NETWORK', networkTransactionId: body.networkTransactionId,
+        authorization: { networkTransactionId: body.originalNetworkTransactionId }, amount: body.amount,
+      }),
+    }),
+    route({
+      method: 'POST', url: '/internal/network/v1/refund', auth: 'network', tag: 'Network ingress',
+      summary: 'A merchant refund credited to a card (D32)',
+      body: NetworkRefundBody, data: TransactionOut, errors: REFUND_ERRORS,
+      handler: ({ body }) => refund(deps, {
+        ...body, source: 'NETWORK', partnerId: null,
+        original: body.originalNetworkTransactionId ? { networkTransactionId: body.originalNetworkTransactionId } : undefined,
+      }),
+    }),
+
+    // ---- Partner reads (2.9) ----
+    route({
+      method: 'GET', url: '/open-api-corp/transaction/v1/list', auth: 'partner', tag: 'Transactions',
+      summary: 'Card transactions of the partner, newest first (2.9)',
+      description: 'Filters: organizationId, cardId, customerId (the employee\'s cards), status, messageType, startTime (inclusive) and endTime (exclusive) on createTime. Unknown or other partners\' ids give an empty page.',
+      querystring: ListTransactionsQuery, data: TransactionPageOut, errors: [],
+      handler: ({ query, partner }) => listTransactions(deps, partner.partnerId, query, paging(query)),
+    }),
+    route({
+      method: 'GET', url: '/open-api-corp/transaction/v1/query', auth: 'partner', tag: 'Transactions',
+      summary: 'One card transaction by transId (2.9)',
+      querystring: Type.Object({ transId: Type.String({ minLength: 1, maxLength: 20 }) }), data: TransactionOut, errors: ['TRANSACTION_NOT_FOUND'],
+      handler: ({ query, partner }) => queryTransaction(deps, partner.partnerId, query.transId),
+    }),
+    route({
+      method: 'POST', url: '/card/v1/transaction/id/resolve', auth: 'partner', tag: 'Transactions',
+      summary: 'Whether outstanding or posted transaction ids have been posted, and the linked id (4.2)',
+      description: 'For any card of the partner. One answer per requested id, in order; an unknown or another partner\'s id is `found: false`.',
+      body: ResolveBody, data: ResolvedOut, errors: [],
+      handler: ({ body, partner }) => resolveIds(deps, partner.partnerId, body.ids),
+    }),
+
+    // ---- Operators ----
+    route({
+      method: 'POST', url: '/internal/admin/v1/network-keys', auth: 'admin', tag: 'Admin',
+      summary: 'Issue a card network ingress key (shown once)',
+      body: NetworkKeyBody,
+      data: Type.Object({ networkKeyId: Type.String(), name: Type.String(), apiKey: Type.String(), secretKey: Type.String(), ipAllowlist: Type.Array(Type.String()), status: Type.String(), createTime: Type.String() }),
+      errors: [],
+      handler: ({ body }) => createNetworkKey(deps, body),
+    }),
+    route({
+      method: 'GET', url: '/internal/admin/v1/network-keys', auth: 'admin', tag: 'Admin',
+      summary: 'List card network ingress keys (never their secrets)',
+      errors: [],
+      handler: () => networkKeys(deps),
+    }),
+    route({
+      method: 'POST', url: '/internal/admin/v1/network-keys/revoke', auth: 'admin', tag: 'Admin',
+      summary: 'Revoke a card network ingress key',
+      body: Type.Object({ networkKeyId: Type.String({ minLength: 1, maxLength: 20 }) }),
+      errors: [],
+      handler: ({ body }) => revokeNetworkKeyById(deps, body.networkKeyId),
+    }),
+  ];
+}

@@ -1,0 +1,492 @@
+/**
+ * The authorization engine (D34): one pipeline for the sandbox simulation (D40) and the card
+ * network ingress. Use cases read as the story of a card payment:
+ *
+ *   authorize()   card -> card status -> capabilities -> velocity -> funds free -> freeze
+ *                 -> partner decision; one database call books it (card_authorize, migration 050)
+ *   clear()       releases the hold and posts the final amount (smaller, equal or larger: D33)
+ *   reverse()     releases (part of) the hold and gives the usage back in the original periods (D32)
+ *   refund()      credits free; usage stays (D32)
+ *   expireHolds() holds older than HOLD_EXPIRY_MS are released (D34), through the leased job runner
+ *
+ * Every network message is idempotent on its networkTransactionId: copies serialize on an advisory
+ * lock and the later ones are answered from the first one's record.
+ */
+import type { Clock } from '../../platform/clock.ts';
+import { newId } from '../../platform/crypto/secrets.ts';
+import { minorUnits } from '../../platform/currencies.ts';
+import type { Db, Queryable } from '../../platform/db/db.ts';
+import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
+import { parseJson } from '../../platform/http/json.ts';
+import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema.ts';
+import { CORPORATE_SCALE, fromDb, parseAmount, toDb, type Amount } from '../../platform/money.ts';
+import { findCardById, type Card } from '../cards/index.ts';
+import { findAccount, getOrCreateAccount, post, type EntryInput } from '../ledger/index.ts';
+import { CAPABILITY_BLOCKERS, isIsoCountry } from '../organizations/index.ts';
+import { periodKeys, releaseUsage } from '../velocity/index.ts';
+import {
+  authorizeInDb, claimExpiredHolds, findAuthorization, findTransactionJson, insertSettlement, listTransactions as listTransactionRows,
+  lockAuthorization, lockNetworkMessage, resolveTransactionIds, transactionJsonByNetworkId, updateAuthorization,
+  type Source, type TransactionRow,
+} from './store.ts';
+import type { TransactionView } from './schemas.ts';
+
+/** D34: holds not cleared in 30 days expire. */
+export const HOLD_EXPIRY_MS = 30 * 24 * 60 * 60 * 1000;
+/** The decline reasons of D47 this engine answers with. */
+export const DECLINE_REASONS = [
+  'CARD_BLOCKED', 'CARD_CANCELLED', 'CAPABILITY_FROZEN', 'VELOCITY_LIMIT_EXCEEDED', 'MCC_NOT_ALLOWED', 'COUNTRY_NOT_ALLOWED',
+  'CURRENCY_NOT_ALLOWED', 'CASH_ADVANCE_NOT_ALLOWED', 'INSUFFICIENT_BALANCE', 'PARTNER_DECLINED', 'PARTNER_TIMEOUT',
+] as const;
+export type DeclineReason = (typeof DECLINE_REASONS)[number];
+/** Settlement accounts mirror the card network: one per partner and currency. */
+const NETWORK_SETTLEMENT_OWNER = 'CARD_NETWORK';
+const SETTLEMENT_RULES = { maxScale: CORPORATE_SCALE, sign: 'positive' } as const;
+
+/**
+ * The stage after funds (D34, D37): a partner with an auth_url gets the final say on its
+ * corporate cards' spend. Until RSA forwarding lands every authorization passes it unchanged.
+ */
+export interface PartnerDecisionStage {
+  decide(transaction: TransactionView): Promise<{ approved: true } | { approved: false; declineReason: 'PARTNER_DECLINED' | 'PARTNER_TIMEOUT'; declineDetail?: string }>;
+}
+export const approveEverything: PartnerDecisionStage = { decide: async () => ({ approved: true }) };
+
+export interface AuthorizationDeps {
+  db: Db;
+  clock: Clock;
+  partnerDecision?: PartnerDecisionStage;
+  /** Told after commit when an authorization took a pool below its alert threshold (emails). */
+  onLowBalance?(event: { partnerId: string; organizationId: string; currency: string }): Promise<void>;
+}
+
+const now = (deps: AuthorizationDeps) => new Date(deps.clock.now());
+
+function view(body: string | null): TransactionView {
+  invariant(body !== null, 'a transaction view exists');
+  return parseJson(body) as TransactionView;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input checks beyond the schema (scale per ISO 4217 currency, country list)
+
+/** An amount in an ISO 4217 currency with at most its minor units. */
+function currencyAmount(field: string, value: WireAmount, currency: string, currencyField: string): Amount {
+  const scale = minorUnits(currency);
+  if (scale === undefined) throw paramInvalid(currencyField, `${currency} is not an ISO 4217 card currency`);
+  return parseAmount(field, value, { maxScale: scale, sign: 'positive' });
+}
+
+interface Billing {
+  billingAmount: Amount | null;
+  billingCurrency: string | null;
+}
+
+function billingOf(input: { billingAmount?: WireAmount; billingCurrency?: string }): Billing {
+  if ((input.billingAmount === undefined) !== (input.billingCurrency === undefined)) {
+    throw paramInvalid(input.billingAmount === undefined ? 'billingAmount' : 'billingCurrency', 'billingAmount and billingCurrency come together');
+  }
+  if (input.billingAmount === undefined) return { billingAmount: null, billingCurrency: null };
+  return {
+    billingAmount: currencyAmount('billingAmount', input.billingAmount, input.billingCurrency!, 'billingCurrency'),
+    billingCurrency: input.billingCurrency!,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// authorize
+
+export interface AuthorizationInput {
+  source: Source;
+  /** The calling partner (sandbox): another partner's card is CARD_INVALID. Null for the network. */
+  partnerId: string | null;
+  /** The network's message id; minted for a sandbox simulation. */
+  networkTransactionId?: string;
+  cardId: string;
+  amount: WireAmount;
+  currency: string;
+  billingAmount?: WireAmount;
+  billingCurrency?: string;
+  merchantName: string;
+  mcc: string;
+  merchantCountry: string;
+  channel: 'ECOM' | 'POS' | 'ATM';
+  transactionTime?: string;
+}
+
+export async function authorize(deps: AuthorizationDeps, input: AuthorizationInput): Promise<TransactionView> {
+  const amount = currencyAmount('amount', input.amount, input.currency, 'currency');
+  const billing = billingOf(input);
+  if (!isIsoCountry(input.merchantCountry)) throw paramInvalid('merchantCountry', 'must be an ISO 3166-1 alpha-2 code');
+  const at = now(deps);
+  const keys = periodKeys(at);
+  const result = await authorizeInDb(deps.db, {
+    partnerId: input.partnerId,
+    cardId: input.cardId,
+    source: input.source,
+    networkTransactionId: input.networkTransactionId ?? newId('sim'),
+    replayGuard: input.networkTransactionId !== undefined,
+    amount: amount.toFixed(minorUnits(input.currency)!),
+    currency: input.currency,
+    billingAmount: billing.billingAmount ? billing.billingAmount.toFixed(CORPORATE_SCALE) : null,
+    billingCurrency: billing.billingCurrency,
+    merchantName: input.merchantName,
+    mcc: input.mcc,
+    merchantCountry: input.merchantCountry,
+    channel: input.channel,
+    now: at,
+    transactionTime: input.transactionTime ? new Date(input.transactionTime) : at,
+    periodKeys: [keys.daily, keys.monthly, keys.quarterly, keys.yearly],
+    blockers: CAPABILITY_BLOCKERS.PAYMENT,
+    transId: newId('tx'),
+    outstandingTransactionId: newId('ot'),
+    postingId: newId('lp'),
+    eventId: newId('ev'),
+    alertEventId: newId('ev'),
+  });
+  if (result.outcome === 'CARD_INVALID') throw new ApiError('CARD_INVALID', `Card ${input.cardId} does not exist`);
+  const transaction = view(result.body);
+  assertAuthorizationShape(transaction);
+  if (result.outcome === 'REPLAY' || !transaction.approved) return transaction;
+  if (result.outcome === 'NEW_LOW_BALANCE' && deps.onLowBalance) {
+    await deps.onLowBalance({ partnerId: await partnerOf(deps.db, transaction), organizationId: transaction.organizationId, currency: transaction.billingCurrency });
+  }
+  const decision = await (deps.partnerDecision ?? approveEverything).decide(transaction);
+  if (decision.approved) return transaction;
+  return declineAfterHold(deps, transaction.transId, decision.declineReason, decision.declineDetail ?? null);
+}
+
+/** Pair assertions on what the database booked: an approval holds exactly its billing amount. */
+function assertAuthorizationShape(t: TransactionView): void {
+  invariant(t.messageType === 'AUTHORIZATION', 'authorize answers an authorization');
+  if (t.approved) {
+    invariant(t.status === 'PENDING' && t.declineReason === null, `approved ${t.transId} is PENDING without reason`);
+    invariant(fromDb(String(t.holdAmount)).eq(fromDb(String(t.billingAmount))), `approved ${t.transId} holds its billing amount`);
+    invariant(t.outstandingTransactionId !== null, `approved ${t.transId} has an outstanding id`);
+  } else {
+    invariant((DECLINE_REASONS as readonly string[]).includes(t.declineReason ?? ''), `declined ${t.transId} has a D47 reason`);
+    invariant(fromDb(String(t.holdAmount)).isZero() && t.outstandingTransactionId === null, `declined ${t.transId} holds nothing`);
+  }
+}
+
+async function partnerOf(db: Db, t: TransactionView): Promise<string> {
+  const row = await findAuthorization(db, { networkTransactionId: t.networkTransactionId });
+  invariant(row, `authorization ${t.transId} exists`);
+  return row.partnerId;
+}
+
+/** The partner declined after the hold was taken: give hold and usage back, record the decline. */
+async function declineAfterHold(deps: AuthorizationDeps, transId: string, reason: DeclineReason, detail: string | null): Promise<TransactionView> {
+  return deps.db.tx(async (q) => {
+    const auth = await lockAuthorization(q, { transId });
+    invariant(auth && auth.status === 'PENDING', `authorization ${transId} is still held when the partner declines`);
+    const at = now(deps);
+    await releaseHold(q, auth, fromDb(auth.holdAmount), 'PARTNER_DECLINE', at, true);
+    return view(await updateAuthorization(q, {
+      transId, status: 'DECLINED', holdAmount: '0.00', now: at, eventId: newId('ev'), declineReason: reason, declineDetail: detail,
+    }));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settlement: clearing, reversal, refund, expiry
+
+type AuthorizationRef = { transId: string; partnerId: string } | { networkTransactionId: string };
+
+
+export interface SettleInput {
+  source: Source;
+  /** The sandbox names the authorization by transId (its partner's only); the network by its message id. */
+  authorization: AuthorizationRef;
+  networkTransactionId?: string;
+  amount: WireAmount;
+}
+
+/**
+ * Runs a settlement message once per network id: copies wait for the first and get its answer.
+ * `book` returns the transaction view of the new record.
+ */
+async function onceperMessage(deps: AuthorizationDeps, networkTransactionId: string | undefined, book: (q: Queryable, messageId: string) => Promise<string>): Promise<TransactionView> {
+  return view(await deps.db.tx(async (q) => {
+    if (networkTransactionId !== undefined) {
+      await lockNetworkMessage(q, networkTransactionId);
+      const answered = await transactionJsonByNetworkId(q, networkTransactionId);
+      if (answered !== null) return answered;
+    }
+    return book(q, networkTransactionId ?? newId('sim'));
+  }));
+}
+
+async function lockForSettlement(q: Queryable, ref: AuthorizationRef): Promise<TransactionRow> {
+  const auth = await lockAuthorization(q, ref);
+  if (!auth) throw new ApiError('TRANSACTION_NOT_FOUND', 'No such authorization');
+  return auth;
+}
+
+/** Moves `amount` of the hold back to free (reversal, expiry, partner decline) and gives the usage back (D32). */
+async function releaseHold(q: Queryable, auth: TransactionRow, amount: Amount, kind: string, at: Date, releasesCount: boolean): Promise<string> {
+  invariant(auth.fundsAccountId !== null, `authorization ${auth.transId} has a funds account`);
+  invariant(amount.gt(0) && amount.lte(fromDb(auth.holdAmount)), `release of ${auth.transId} within its hold`);
+  // Account row before usage rows: the lock order of card_authorize, so the two never deadlock.
+  const posting = await post(q, {
+    partnerId: auth.partnerId,
+    kind,
+    entries: [
+      { accountId: auth.fundsAccountId, amount: amount.neg(), bucket: 'PENDING' },
+      { accountId: auth.fundsAccountId, amount, bucket: 'AVAILABLE' },
+    ],
+    reference: auth.transId,
+    createTime: at,
+  });
+  await releaseUsage(q, {
+    partnerId: auth.partnerId,
+    card: { cardId: auth.cardId, subjectType: auth.subjectType, subjectId: auth.subjectId },
+    control: auth.channel === 'ATM' ? 'CASH_ADVANCE' : 'PURCHASE',
+    currency: auth.billingCurrency,
+    amount,
+    count: releasesCount ? 1 : 0,
+    at: auth.createdAt,
+  });
+  return posting.postingId;
+}
+
+async function settlementAccount(q: Queryable, partnerId: string, currency: string, at: Date): Promise<string> {
+  const account = await getOrCreateAccount(q, { partnerId, ownerType: 'CLEARING', ownerId: NETWORK_SETTLEMENT_OWNER, currency }, at);
+  return account.accountId;
+}
+
+/**
+ * Clearing (D33, D34): releases what is still held and posts the final amount in the billing
+ * currency. A final amount above the hold (or after the hold expired or was reversed) is posted
+ * even if free goes negative: the network's settlement cannot be refused.
+ */
+export async function clear(deps: AuthorizationDeps, input: SettleInput): Promise<TransactionView> {
+  const final = parseAmount('amount', input.amount, SETTLEMENT_RULES);
+  return onceperMessage(deps, input.networkTransactionId, async (q, messageId) => {
+    const auth = await lockForSettlement(q, input.authorization);
+    if (auth.status === 'DECLINED' || auth.status === 'CLEARED') {
+      throw new ApiError('TRANSACTION_STATUS_INVALID', `Authorization ${auth.transId} is ${auth.status}`);
+    }
+    invariant(auth.fundsAccountId !== null, `approved authorization ${auth.transId} has a funds account`);
+    const at = now(deps);
+    const hold = fromDb(auth.holdAmount);
+    const entries: EntryInput[] = [];
+    if (hold.gt(0)) entries.push({ accountId: auth.fundsAccountId, amount: hold.neg(), bucket: 'PENDING' });
+    if (!hold.eq(final)) entries.push({ accountId: auth.fundsAccountId, amount: hold.minus(final), bucket: 'AVAILABLE' });
+    entries.push({ accountId: await settlementAccount(q, auth.partnerId, auth.billingCurrency, at), amount: final, bucket: 'AVAILABLE' });
+    const posting = await post(q, {
+      partnerId: auth.partnerId, kind: 'CLEARING', entries, forced: final.gt(hold), reference: auth.transId, createTime: at,
+    });
+    const postedTransactionId = newId('pt');
+    const body = await insertSettlement(q, {
+      ...settlementBase(auth, input.source, messageId, at),
+      messageType: 'CLEARING', authType: 'EXPEND', debitCreditIndicator: 'D',
+      amount: final.toFixed(CORPORATE_SCALE), currency: auth.billingCurrency, billingAmount: final.toFixed(CORPORATE_SCALE), billingCurrency: auth.billingCurrency,
+      fundsAccountId: auth.fundsAccountId, outstandingTransactionId: auth.outstandingTransactionId, postedTransactionId,
+      postingId: posting.postingId,
+    }, newId('ev'));
+    await updateAuthorization(q, { transId: auth.transId, status: 'CLEARED', holdAmount: '0.00', postedTransactionId, now: at, eventId: newId('ev') });
+    return body;
+  });
+}
+
+function settlementBase(auth: TransactionRow, source: Source, messageId: string, at: Date) {
+  return {
+    transId: newId('tx'),
+    partnerId: auth.partnerId,
+    cardId: auth.cardId,
+    organizationId: auth.organizationId,
+    subjectType: auth.subjectType,
+    subjectId: auth.subjectId,
+    source,
+    networkTransactionId: messageId,
+    originalTransId: auth.transId,
+    merchantName: null,
+    mcc: null,
+    merchantCountry: null,
+    channel: auth.channel,
+    transactionTime: at,
+    now: at,
+  };
+}
+
+/** Reversal (D32, D34): full or partial, of what is still held; usage back in the original periods. */
+export async function reverse(deps: AuthorizationDeps, input: SettleInput): Promise<TransactionView> {
+  const amount = parseAmount('amount', input.amount, SETTLEMENT_RULES);
+  return onceperMessage(deps, input.networkTransactionId, async (q, messageId) => {
+    const auth = await lockForSettlement(q, input.authorization);
+    if (auth.status !== 'PENDING') throw new ApiError('TRANSACTION_STATUS_INVALID', `Authorization ${auth.transId} is ${auth.status}`);
+    const hold = fromDb(auth.holdAmount);
+    if (amount.gt(hold)) {
+      throw new ApiError('TRANSACTION_AMOUNT_INVALID', `Reversal of ${toDb(amount)} exceeds the ${toDb(hold)} still held`);
+    }
+    const at = now(deps);
+    const remaining = hold.minus(amount);
+    const postingId = await releaseHold(q, auth, amount, 'REVERSAL', at, remaining.isZero());
+    const body = await insertSettlement(q, {
+      ...settlementBase(auth, input.source, messageId, at),
+      messageType: 'REVERSAL', authType: 'REVERSAL', debitCreditIndicator: 'C',
+      amount: amount.toFixed(CORPORATE_SCALE), currency: auth.billingCurrency, billingAmount: amount.toFixed(CORPORATE_SCALE), billingCurrency: auth.billingCurrency,
+      fundsAccountId: auth.fundsAccountId!, outstandingTransactionId: auth.outstandingTransactionId, postedTransactionId: null,
+      postingId,
+    }, newId('ev'));
+    await updateAuthorization(q, {
+      transId: auth.transId, status: remaining.isZero() ? 'REVERSED' : 'PENDING', holdAmount: remaining.toFixed(CORPORATE_SCALE), now: at, eventId: newId('ev'),
+    });
+    return body;
+  });
+}
+
+export interface RefundInput {
+  source: Source;
+  partnerId: string | null;
+  networkTransactionId?: string;
+  cardId: string;
+  amount: WireAmount;
+  currency: string;
+  billingAmount?: WireAmount;
+  billingCurrency?: string;
+  merchantName: string;
+  mcc?: string;
+  merchantCountry?: string;
+  /** The purchase returned, when known. */
+  original?: AuthorizationRef;
+  transactionTime?: string;
+}
+
+/** Refund (D32, 2.3 rule 3): credits free of the card's funds; usage is left alone. */
+export async function refund(deps: AuthorizationDeps, input: RefundInput): Promise<TransactionView> {
+  const amount = currencyAmount('amount', input.amount, input.currency, 'currency');
+  const billing = billingOf(input);
+  if (input.merchantCountry !== undefined && !isIsoCountry(input.merchantCountry)) {
+    throw paramInvalid('merchantCountry', 'must be an ISO 3166-1 alpha-2 code');
+  }
+  return onceperMessage(deps, input.networkTransactionId, async (q, messageId) => {
+    const card = await findCardById(q, input.cardId);
+    if (!card || (input.partnerId !== null && card.partnerId !== input.partnerId)) {
+      throw new ApiError('CARD_INVALID', `Card ${input.cardId} does not exist`);
+    }
+    const original = input.original ? await findAuthorization(q, input.original) : null;
+    if (input.original && (!original || original.cardId !== card.cardId)) throw new ApiError('TRANSACTION_NOT_FOUND', 'No such purchase on this card');
+    const billingCurrency = billing.billingCurrency ?? input.currency;
+    const billingAmount = billing.billingAmount ?? amount;
+    if (!card.settlementCurrencies.includes(billingCurrency)) {
+      throw new ApiError('CURRENCY_NOT_ALLOWED', `Card ${card.cardId} does not settle in ${billingCurrency}`);
+    }
+    const at = now(deps);
+    const fundsAccountId = await fundsAccountOf(q, card, billingCurrency, at);
+    const posting = await post(q, {
+      partnerId: card.partnerId,
+      kind: 'REFUND',
+      entries: [
+        { accountId: await settlementAccount(q, card.partnerId, billingCurrency, at), amount: billingAmount.neg(), bucket: 'AVAILABLE' },
+        { accountId: fundsAccountId, amount: billingAmount, bucket: 'AVAILABLE' },
+      ],
+      reference: original?.transId ?? null,
+      createTime: at,
+    });
+    return insertSettlement(q, {
+      transId: newId('tx'),
+      partnerId: card.partnerId,
+      cardId: card.cardId,
+      organizationId: card.organizationId,
+      subjectType: card.subjectType,
+      subjectId: card.subjectId,
+      messageType: 'REFUND', authType: 'REFUND', debitCreditIndicator: 'C',
+      source: input.source,
+      networkTransactionId: messageId,
+      originalTransId: original?.transId ?? null,
+      amount: amount.toFixed(minorUnits(input.currency)!),
+      currency: input.currency,
+      billingAmount: billingAmount.toFixed(CORPORATE_SCALE),
+      billingCurrency,
+      merchantName: input.merchantName,
+      mcc: input.mcc ?? null,
+      merchantCountry: input.merchantCountry ?? null,
+      channel: null,
+      fundsAccountId,
+      outstandingTransactionId: null,
+      postedTransactionId: newId('pt'),
+      postingId: posting.postingId,
+      transactionTime: input.transactionTime ? new Date(input.transactionTime) : at,
+      now: at,
+    }, newId('ev'));
+  });
+}
+
+/** The funds source of a card kind (D29): the company pool (SHARED) or the card's own balance (DEDICATED). */
+async function fundsAccountOf(q: Queryable, card: Card, currency: string, at: Date): Promise<string> {
+  if (card.balanceMode === 'SHARED') {
+    const pool = await findAccount(q, { partnerId: card.partnerId, ownerType: 'ORGANIZATION_POOL', ownerId: card.organizationId, currency });
+    if (!pool) throw new ApiError('CURRENCY_NOT_ALLOWED', `Organization ${card.organizationId} has no ${currency} funding pool`);
+    return pool.accountId;
+  }
+  const own = await getOrCreateAccount(q, {
+    partnerId: card.partnerId, ownerType: 'CARD', ownerId: card.cardId, currency, organizationId: card.organizationId,
+  }, at);
+  return own.accountId;
+}
+
+/** Holds leased per transaction of the expiry job. */
+export const HOLD_EXPIRY_BATCH = 100;
+
+/** D34: releases every hold older than 30 days (one leased batch); returns how many expired. */
+export async function expireHolds(deps: AuthorizationDeps, limit = HOLD_EXPIRY_BATCH): Promise<number> {
+  const at = now(deps);
+  return deps.db.tx(async (q) => {
+    const due = await claimExpiredHolds(q, new Date(at.getTime() - HOLD_EXPIRY_MS), limit);
+    for (const auth of due) {
+      await releaseHold(q, auth, fromDb(auth.holdAmount), 'HOLD_EXPIRY', at, true);
+      await updateAuthorization(q, { transId: auth.transId, status: 'EXPIRED', holdAmount: '0.00', now: at, eventId: newId('ev') });
+    }
+    return due.length;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads
+
+export interface ListTransactionsInput {
+  organizationId?: string;
+  cardId?: string;
+  customerId?: string;
+  status?: string;
+  messageType?: string;
+  startTime?: string;
+  endTime?: string;
+}
+
+export async function listTransactions(deps: AuthorizationDeps, partnerId: string, input: ListTransactionsInput, paging: Paging) {
+  const startTime = input.startTime ? new Date(input.startTime) : null;
+  const endTime = input.endTime ? new Date(input.endTime) : null;
+  if (startTime && endTime && startTime.getTime() > endTime.getTime()) throw paramInvalid('endTime', 'must not be before startTime');
+  const { total, bodies } = await listTransactionRows(deps.db, {
+    partnerId,
+    organizationId: input.organizationId ?? null,
+    cardId: input.cardId ?? null,
+    customerId: input.customerId ?? null,
+    status: input.status ?? null,
+    messageType: input.messageType ?? null,
+    startTime,
+    endTime,
+  }, paging.pageSize, (paging.page - 1) * paging.pageSize);
+  return pageOf(paging, total, bodies.map((b) => view(b)));
+}
+
+export async function queryTransaction(deps: AuthorizationDeps, partnerId: string, transId: string): Promise<TransactionView> {
+  const body = await findTransactionJson(deps.db, partnerId, transId);
+  if (body === null) throw new ApiError('TRANSACTION_NOT_FOUND', `Transaction ${transId} not found`);
+  return view(body);
+}
+
+/** /card/v1/transaction/id/resolve: for each id, whether it is posted, its status and the linked id. */
+export async function resolveIds(deps: AuthorizationDeps, partnerId: string, ids: string[]) {
+  const rows = await resolveTransactionIds(deps.db, partnerId, [...new Set(ids)]);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => {
+    const r = byId.get(id);
+    if (!r) return { id, found: false, idType: null, posted: false, postingStatus: null, transId: null, relatedTransactionId: null };
+    const posted = r.idType === 'POSTED' || r.status === 'CLEARED';
+    return { id, found: true, idType: r.idType, posted, postingStatus: r.status, transId: r.transId, relatedTransactionId: r.relatedTransactionId };
+  });
+}

@@ -1,0 +1,306 @@
+import type { Queryable } from '../../platform/db/db.ts';
+
+/**
+ * SQL of the authorization engine. The authorization itself is one call of the database function
+ * card_authorize (migration 050): one round trip decides and books it.
+ */
+
+export type MessageType = 'AUTHORIZATION' | 'CLEARING' | 'REVERSAL' | 'REFUND';
+export type TransactionStatus = 'PENDING' | 'CLEARED' | 'REVERSED' | 'EXPIRED' | 'DECLINED' | 'POSTED';
+export type Source = 'NETWORK' | 'SANDBOX';
+
+export interface AuthorizeRow {
+  partnerId: string | null;
+  cardId: string;
+  source: Source;
+  networkTransactionId: string;
+  /** Serialize and answer copies of the message (network messages; sandbox ids are fresh). */
+  replayGuard: boolean;
+  amount: string;
+  currency: string;
+  billingAmount: string | null;
+  billingCurrency: string | null;
+  merchantName: string;
+  mcc: string;
+  merchantCountry: string;
+  channel: string;
+  now: Date;
+  transactionTime: Date;
+  /** Day, month, quarter and year keys of `now` (UTC). */
+  periodKeys: [string, string, string, string];
+  blockers: readonly string[];
+  transId: string;
+  outstandingTransactionId: string;
+  postingId: string;
+  eventId: string;
+  alertEventId: string;
+}
+
+export type AuthorizeOutcome = 'NEW' | 'NEW_LOW_BALANCE' | 'REPLAY' | 'CARD_INVALID';
+
+export async function authorizeInDb(q: Queryable, a: AuthorizeRow): Promise<{ outcome: AuthorizeOutcome; body: string | null }> {
+  const rows = await q.query<{ outcome: AuthorizeOutcome; body: string | null }>(
+    `SELECT outcome, body FROM card_authorize($1, $2, $3, $4, $5, $6::numeric, $7, $8::numeric, $9, $10, $11, $12, $13, $14, $15,
+       $16::text[], $17::text[], $18, $19, $20, $21, $22)`,
+    [a.partnerId, a.cardId, a.source, a.networkTransactionId, a.replayGuard, a.amount, a.currency, a.billingAmount, a.billingCurrency,
+      a.merchantName, a.mcc, a.merchantCountry, a.channel, a.now, a.transactionTime, a.periodKeys, a.blockers, a.transId,
+      a.outstandingTransactionId, a.postingId, a.eventId, a.alertEventId],
+  );
+  return rows[0];
+}
+
+/** The stored facts of a transaction that settlement needs. */
+export interface TransactionRow {
+  transId: string;
+  partnerId: string;
+  cardId: string;
+  organizationId: string;
+  subjectType: 'ORGANIZATION' | 'CUSTOMER';
+  subjectId: string;
+  messageType: MessageType;
+  status: TransactionStatus;
+  channel: string | null;
+  billingAmount: string;
+  billingCurrency: string;
+  holdAmount: string;
+  fundsAccountId: string | null;
+  outstandingTransactionId: string | null;
+  postedTransactionId: string | null;
+  transactionTime: Date;
+  createdAt: Date;
+}
+
+const ROW_COLUMNS = `trans_id AS "transId", partner_id AS "partnerId", card_id AS "cardId", organization_id AS "organizationId",
+  subject_type AS "subjectType", subject_id AS "subjectId", message_type AS "messageType", status, channel,
+  billing_amount::text AS "billingAmount", billing_currency AS "billingCurrency", hold_amount::text AS "holdAmount",
+  funds_account_id AS "fundsAccountId", outstanding_transaction_id AS "outstandingTransactionId",
+  posted_transaction_id AS "postedTransactionId", transaction_time AS "transactionTime", created_at AS "createdAt"`;
+
+/** Serializes copies of one network message until the caller's transaction ends. */
+export async function lockNetworkMessage(q: Queryable, networkTransactionId: string): Promise<void> {
+  await q.query(`SELECT pg_advisory_xact_lock(hashtextextended('card-net:' || $1, 0))`, [networkTransactionId]);
+}
+
+/** The answer already given to a network message id, or null. */
+export async function transactionJsonByNetworkId(q: Queryable, networkTransactionId: string): Promise<string | null> {
+  const rows = await q.query<{ body: string }>(
+    `SELECT card_transaction_json(t)::text AS body FROM card_transactions t WHERE network_transaction_id = $1`,
+    [networkTransactionId],
+  );
+  return rows[0]?.body ?? null;
+}
+
+export async function transactionJson(q: Queryable, transId: string): Promise<string | null> {
+  const rows = await q.query<{ body: string }>(
+    `SELECT card_transaction_json(t)::text AS body FROM card_transactions t WHERE trans_id = $1`, [transId]);
+  return rows[0]?.body ?? null;
+}
+
+/** An authorization, locked until the caller's transaction ends, by its transId or its network id. */
+export async function lockAuthorization(
+  q: Queryable, by: { transId: string; partnerId?: string } | { networkTransactionId: string },
+): Promise<TransactionRow | null> {
+  const rows = 'transId' in by
+    ? await q.query<TransactionRow>(
+      `SELECT ${ROW_COLUMNS} FROM card_transactions
+        WHERE trans_id = $1 AND ($2::text IS NULL OR partner_id = $2) AND message_type = 'AUTHORIZATION' FOR UPDATE`,
+      [by.transId, by.partnerId ?? null])
+    : await q.query<TransactionRow>(
+      `SELECT ${ROW_COLUMNS} FROM card_transactions WHERE network_transaction_id = $1 AND message_type = 'AUTHORIZATION' FOR UPDATE`,
+      [by.networkTransactionId]);
+  return rows[0] ?? null;
+}
+
+export async function findAuthorization(
+  q: Queryable, by: { transId: string; partnerId: string } | { networkTransactionId: string },
+): Promise<TransactionRow | null> {
+  const rows = 'transId' in by
+    ? await q.query<TransactionRow>(
+      `SELECT ${ROW_COLUMNS} FROM card_transactions WHERE trans_id = $1 AND partner_id = $2 AND message_type = 'AUTHORIZATION'`,
+      [by.transId, by.partnerId])
+    : await q.query<TransactionRow>(
+      `SELECT ${ROW_COLUMNS} FROM card_transactions WHERE network_transaction_id = $1 AND message_type = 'AUTHORIZATION'`,
+      [by.networkTransactionId]);
+  return rows[0] ?? null;
+}
+
+export interface NewSettlement {
+  transId: string;
+  partnerId: string;
+  cardId: string;
+  organizationId: string;
+  subjectType: string;
+  subjectId: string;
+  messageType: Exclude<MessageType, 'AUTHORIZATION'>;
+  authType: 'EXPEND' | 'REFUND' | 'REVERSAL';
+  debitCreditIndicator: 'D' | 'C';
+  source: Source;
+  networkTransactionId: string;
+  originalTransId: string | null;
+  amount: string;
+  currency: string;
+  billingAmount: string;
+  billingCurrency: string;
+  merchantName: string | null;
+  mcc: string | null;
+  merchantCountry: string | null;
+  channel: string | null;
+  fundsAccountId: string;
+  outstandingTransactionId: string | null;
+  postedTransactionId: string | null;
+  postingId: string;
+  transactionTime: Date;
+  now: Date;
+}
+
+/** Inserts a clearing, reversal or refund record (always POSTED) and its CARD_TRANSACTION event. */
+export async function insertSettlement(q: Queryable, s: NewSettlement, eventId: string): Promise<string> {
+  await q.query(
+    `INSERT INTO card_transactions (trans_id, partner_id, card_id, organization_id, subject_type, subject_id, message_type, auth_type,
+         debit_credit_indicator, source, network_transaction_id, original_trans_id, amount, currency, billing_amount, billing_currency,
+         merchant_name, mcc, merchant_country, channel, status, hold_amount, funds_account_id, outstanding_transaction_id,
+         posted_transaction_id, posting_id, transaction_time, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::numeric, $14, $15::numeric, $16, $17, $18, $19, $20, 'POSTED', 0,
+         $21, $22, $23, $24, $25, $26, $26)`,
+    [s.transId, s.partnerId, s.cardId, s.organizationId, s.subjectType, s.subjectId, s.messageType, s.authType, s.debitCreditIndicator,
+      s.source, s.networkTransactionId, s.originalTransId, s.amount, s.currency, s.billingAmount, s.billingCurrency, s.merchantName,
+      s.mcc, s.merchantCountry, s.channel, s.fundsAccountId, s.outstandingTransactionId, s.postedTransactionId, s.postingId,
+      s.transactionTime, s.now],
+  );
+  return recordTransactionEvent(q, s.transId, eventId, s.now);
+}
+
+/** Changes an authorization's hold and status and records its CARD_TRANSACTION event. */
+export async function updateAuthorization(
+  q: Queryable,
+  u: {
+    transId: string; status: TransactionStatus; holdAmount: string; postedTransactionId?: string | null; now: Date; eventId: string;
+    declineReason?: string; declineDetail?: string | null;
+  },
+): Promise<string> {
+  await q.query(
+    `UPDATE card_transactions SET status = $2, hold_amount = $3::numeric,
+            posted_transaction_id = COALESCE($4, posted_transaction_id), updated_at = $5,
+            outstanding_transaction_id = CASE WHEN $2 = 'DECLINED' THEN NULL ELSE outstanding_transaction_id END,
+            decline_reason = COALESCE($6, decline_reason), decline_detail = COALESCE($7, decline_detail)
+      WHERE trans_id = $1 AND message_type = 'AUTHORIZATION'`,
+    [u.transId, u.status, u.holdAmount, u.postedTransactionId ?? null, u.now, u.declineReason ?? null, u.declineDetail ?? null],
+  );
+  return recordTransactionEvent(q, u.transId, u.eventId, u.now);
+}
+
+/** Records the CARD_TRANSACTION event of a transaction's current state; returns that state's JSON view. */
+async function recordTransactionEvent(q: Queryable, transId: string, eventId: string, now: Date): Promise<string> {
+  const rows = await q.query<{ body: string }>(
+    `SELECT card_transaction_json(t)::text AS body, card_transaction_event(t, $2, $3) FROM card_transactions t WHERE trans_id = $1`,
+    [transId, eventId, now],
+  );
+  return rows[0].body;
+}
+
+/** Outstanding holds authorized before `before`, leased for expiry (several instances skip each other's rows). */
+export async function claimExpiredHolds(q: Queryable, before: Date, limit: number): Promise<TransactionRow[]> {
+  return q.query<TransactionRow>(
+    `SELECT ${ROW_COLUMNS} FROM card_transactions
+      WHERE message_type = 'AUTHORIZATION' AND status = 'PENDING' AND transaction_time < $1
+      ORDER BY transaction_time LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    [before, limit],
+  );
+}
+
+export interface TransactionFilter {
+  partnerId: string;
+  organizationId: string | null;
+  cardId: string | null;
+  customerId: string | null;
+  status: string | null;
+  messageType: string | null;
+  startTime: Date | null;
+  endTime: Date | null;
+}
+
+/** Transactions newest first (D9), as their JSON view. */
+export async function listTransactions(q: Queryable, f: TransactionFilter, limit: number, offset: number): Promise<{ total: number; bodies: string[] }> {
+  const where = `t.partner_id = $1 AND ($2::text IS NULL OR t.organization_id = $2) AND ($3::text IS NULL OR t.card_id = $3)
+    AND ($4::text IS NULL OR (t.subject_type = 'CUSTOMER' AND t.subject_id = $4)) AND ($5::text IS NULL OR t.status = $5)
+    AND ($6::text IS NULL OR t.message_type = $6)
+    AND ($7::timestamptz IS NULL OR t.created_at >= $7) AND ($8::timestamptz IS NULL OR t.created_at < $8)`;
+  const params = [f.partnerId, f.organizationId, f.cardId, f.customerId, f.status, f.messageType, f.startTime, f.endTime];
+  const [{ total }] = await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM card_transactions t WHERE ${where}`, params);
+  const rows = await q.query<{ body: string }>(
+    `SELECT card_transaction_json(t)::text AS body FROM card_transactions t WHERE ${where}
+      ORDER BY t.created_at DESC, t.trans_id DESC LIMIT $9 OFFSET $10`,
+    [...params, limit, offset],
+  );
+  return { total, bodies: rows.map((r) => r.body) };
+}
+
+export async function findTransactionJson(q: Queryable, partnerId: string, transId: string): Promise<string | null> {
+  const rows = await q.query<{ body: string }>(
+    `SELECT card_transaction_json(t)::text AS body FROM card_transactions t WHERE trans_id = $1 AND partner_id = $2`,
+    [transId, partnerId],
+  );
+  return rows[0]?.body ?? null;
+}
+
+export interface ResolvedRow {
+  id: string;
+  idType: 'OUTSTANDING' | 'POSTED';
+  transId: string;
+  status: TransactionStatus;
+  relatedTransactionId: string | null;
+}
+
+/**
+ * Outstanding ids (of authorizations) and posted ids (of clearings and refunds) of the partner.
+ * An outstanding id's related id is its clearing's posted id; a posted id's is its outstanding id.
+ */
+export async function resolveTransactionIds(q: Queryable, partnerId: string, ids: string[]): Promise<ResolvedRow[]> {
+  return q.query<ResolvedRow>(
+    `SELECT t.outstanding_transaction_id AS id, 'OUTSTANDING' AS "idType", t.trans_id AS "transId", t.status,
+            t.posted_transaction_id AS "relatedTransactionId"
+       FROM card_transactions t
+      WHERE t.partner_id = $1 AND t.message_type = 'AUTHORIZATION' AND t.outstanding_transaction_id = ANY($2::text[])
+     UNION ALL
+     SELECT t.posted_transaction_id, 'POSTED', t.trans_id, t.status, t.outstanding_transaction_id
+       FROM card_transactions t
+      WHERE t.partner_id = $1 AND t.message_type <> 'AUTHORIZATION' AND t.posted_transaction_id = ANY($2::text[])`,
+    [partnerId, ids],
+  );
+}
+
+// ---- Network ingress credentials ----
+
+export interface NetworkKeyRow {
+  networkKeyId: string;
+  name: string;
+  apiKey: string;
+  secretKeyEnc: string;
+  ipAllowlist: string[];
+  status: 'ACTIVE' | 'REVOKED';
+  createdAt: Date;
+}
+
+const KEY_COLUMNS = `network_key_id AS "networkKeyId", name, api_key AS "apiKey", secret_key_enc AS "secretKeyEnc",
+  ip_allowlist AS "ipAllowlist", status, created_at AS "createdAt"`;
+
+export async function insertNetworkKey(q: Queryable, k: Omit<NetworkKeyRow, 'status'>): Promise<void> {
+  await q.query(
+    `INSERT INTO network_keys (network_key_id, name, api_key, secret_key_enc, ip_allowlist, created_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6)`,
+    [k.networkKeyId, k.name, k.apiKey, k.secretKeyEnc, JSON.stringify(k.ipAllowlist), k.createdAt],
+  );
+}
+
+export async function findNetworkKeyByApiKey(q: Queryable, apiKey: string): Promise<NetworkKeyRow | null> {
+  const rows = await q.query<NetworkKeyRow>(`SELECT ${KEY_COLUMNS} FROM network_keys WHERE api_key = $1`, [apiKey]);
+  return rows[0] ?? null;
+}
+
+export async function listNetworkKeys(q: Queryable): Promise<NetworkKeyRow[]> {
+  return q.query<NetworkKeyRow>(`SELECT ${KEY_COLUMNS} FROM network_keys ORDER BY created_at DESC`);
+}
+
+export async function revokeNetworkKey(q: Queryable, networkKeyId: string): Promise<boolean> {
+  const rows = await q.query(`UPDATE network_keys SET status = 'REVOKED' WHERE network_key_id = $1 RETURNING 1`, [networkKeyId]);
+  return rows.length > 0;
+}

@@ -1,0 +1,1 @@
+export { findCardById, type Card } from './store.ts';

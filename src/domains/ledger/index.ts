@@ -1,0 +1,1 @@
+export { post, getOrCreateAccount, findAccount, type EntryInput } from './ledger.ts';

@@ -1,0 +1,2 @@
+export { CAPABILITY_BLOCKERS } from './capabilities.ts';
+export { isIsoCountry } from './countries.ts';

@@ -1,0 +1,1 @@
+export { ReplayStore } from './replay-store.ts';

@@ -1,0 +1,2 @@
+export { periodKeys } from './periods.ts';
+export { releaseUsage } from './service.ts';

@@ -251,7 +251,7 @@ describe('authorization settlement and network ingress (D32, D33, D34, D40)', ()
       assert.equal(t.approved, true);
     });
 
-    it('the partner API cannot reach settlement by network ids of another partner', async () => {
+    it('another partner cannot read or resolve a network-booked transaction', async () => {
       const w = await fundedCard(svc);
       const network = await networkClient(svc);
       const body = authorizeBody(w.card.cardId, '1.00');
@@ -262,5 +262,23 @@ describe('authorization settlement and network ingress (D32, D33, D34, D40)', ()
       assert.equal(r.found, false);
       assert.equal((await w.client.transactions.query(t.transId)).transId, t.transId);
     });
+  });
+
+  it('when the partner-decision stage declines, the hold and the usage are given back and the decline is recorded (D34 seam)', async () => {
+    const declining = await startService({
+      partnerDecision: { decide: async () => ({ approved: false, declineReason: 'PARTNER_DECLINED', declineDetail: 'test stage' }) },
+    });
+    try {
+      const w = await fundedCard(declining, { funds: '10.00' });
+      const t = await w.client.sandbox.authorize(purchase(w.card.cardId, '4.00'));
+      assert.equal(t.approved, false);
+      assert.equal(t.declineReason, 'PARTNER_DECLINED');
+      assert.equal(t.outstandingTransactionId, null);
+      assert.deepEqual(await fundsOf(w), { available: '10.00', pending: '0.00', total: '10.00' });
+      assert.deepEqual(await usageOf(w), { amount: '0', count: 0 });
+      await expectCode(w.client.sandbox.clear({ transId: t.transId, amount: decimal('4.00') }), 'TRANSACTION_STATUS_INVALID');
+    } finally {
+      await declining.close();
+    }
   });
 });

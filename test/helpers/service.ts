@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { buildApp, type AppContext } from '../../src/app.ts';
+import type { PartnerDecisionStage } from '../../src/domains/authorization/index.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { openEmbedded, openPostgres, type Db } from '../../src/platform/db/db.ts';
 import { migrate } from '../../src/platform/db/migrate.ts';
@@ -92,6 +93,8 @@ export interface StartOptions {
   clock?: TestClock;
   /** Use this database instead of the process's shared one (a second instance). */
   db?: Db;
+  /** The authorization pipeline's partner-decision stage (D34). */
+  partnerDecision?: PartnerDecisionStage;
 }
 
 /** Starts the real HTTP service on 127.0.0.1 with a random port. */
@@ -116,7 +119,7 @@ export async function startService(options: StartOptions = {}): Promise<TestServ
       done();
     },
   });
-  const { app, ctx } = await buildApp({ config, db, clock, logStream });
+  const { app, ctx } = await buildApp({ config, db, clock, logStream, partnerDecision: options.partnerDecision });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const admin = new AdminClient(baseUrl, config.adminToken);

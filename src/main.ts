@@ -95,6 +95,8 @@ async function admin(args: string[]): Promise<void> {
       'api-ip': { type: 'string', multiple: true },
       email: { type: 'string' },
       'retrieval-ip': { type: 'string' },
+      ip: { type: 'string', multiple: true },
+      'key-id': { type: 'string' },
       json: { type: 'string' },
     },
   });
@@ -130,13 +132,19 @@ async function admin(args: string[]): Promise<void> {
       return call('POST', '/internal/admin/v1/credential-links', {
         partnerId: values['partner-id'], email: values.email, retrievalIp: values['retrieval-ip'],
       });
+    case 'network-key-create':
+      return call('POST', '/internal/admin/v1/network-keys', { name: values.name, ipAllowlist: values.ip ?? [] });
+    case 'network-key-list':
+      return call('GET', '/internal/admin/v1/network-keys');
+    case 'network-key-revoke':
+      return call('POST', '/internal/admin/v1/network-keys/revoke', { networkKeyId: values['key-id'] });
     case 'call': {
       const [method, route] = positionals;
       if ((method !== 'GET' && method !== 'POST') || !route) throw new ConfigError('usage: admin call GET|POST /internal/admin/v1/... [--json BODY]');
       return call(method, route, method === 'POST' ? extra : undefined);
     }
     default:
-      console.error(`unknown admin command "${command ?? ''}"\ncommands: partner-create, partner-update, partner-list, partner-show, credential-link, call`);
+      console.error(`unknown admin command "${command ?? ''}"\ncommands: partner-create, partner-update, partner-list, partner-show, credential-link, network-key-create, network-key-list, network-key-revoke, call`);
       process.exitCode = 2;
   }
 }

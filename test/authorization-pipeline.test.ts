@@ -16,6 +16,8 @@ describe('authorization pipeline (D20, D31, D32, D34, D45, D47)', () => {
   let svc: TestService;
   before(async () => { svc = await startService(); });
   after(async () => {
+    const report = await svc.admin.call<{ ok: boolean; findings: unknown[] }>('GET', '/internal/admin/v1/ledger/audit');
+    assert.deepEqual(report.findings, [], 'the ledger audit is clean after the file');
     await svc.close();
     await closeTestDatabase();
   });

@@ -12,6 +12,8 @@ describe('authorization settlement and network ingress (D32, D33, D34, D40)', ()
   let svc: TestService;
   before(async () => { svc = await startService(); });
   after(async () => {
+    const report = await svc.admin.call<{ ok: boolean; findings: unknown[] }>('GET', '/internal/admin/v1/ledger/audit');
+    assert.deepEqual(report.findings, [], 'the ledger audit is clean after the file');
     await svc.close();
     await closeTestDatabase();
   });

@@ -7,13 +7,14 @@ import type { DestinationStream } from 'pino';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import { constantTimeEqual } from './platform/crypto/secrets.ts';
-import type { Db } from './platform/db/db.ts';
+import { ping, type Db } from './platform/db/db.ts';
 import { ApiError } from './platform/errors.ts';
 import { errorEnvelope, frameworkRejection } from './platform/http/envelope.ts';
 import { parseJson, stringifyJson } from './platform/http/json.ts';
 import { registerRoute, type AuthMode, type RouteDef } from './platform/http/router.ts';
 import { validatorCompiler } from './platform/http/validation.ts';
 import { Mailer } from './platform/mail.ts';
+import type { AppContext } from './platform/context.ts';
 import { PartnerAuthenticator, PartnerCache } from './domains/partners/authenticate.ts';
 import { partnerRoutes } from './domains/partners/routes.ts';
 import { diagnosticsRoutes } from './domains/diagnostics/routes.ts';
@@ -25,6 +26,10 @@ import { sandboxRoutes } from './domains/sandbox/routes.ts';
 import { eventRoutes } from './domains/events/routes.ts';
 import { velocityRoutes } from './domains/velocity/routes.ts';
 import { cardRoutes } from './domains/cards/routes.ts';
+import { cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination } from './domains/cards/service.ts';
+import { customerSubjects } from './domains/customers/subjects.ts';
+import { onCustomerTerminated, onOrganizationTerminated } from './domains/organizations/subject-status.ts';
+import { useEmployeeSubjects } from './domains/organizations/subjects.ts';
 
 export interface AppDeps {
   config: Config;
@@ -34,15 +39,7 @@ export interface AppDeps {
   logStream?: DestinationStream;
 }
 
-/** Services shared by the domains; built once per app. */
-export interface AppContext {
-  config: Config;
-  db: Db;
-  clock: Clock;
-  mailer: Mailer;
-  /** Partners by API key; cleared by this instance whenever it changes a partner. */
-  partnerCache: PartnerCache;
-}
+export type { AppContext };
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
@@ -58,14 +55,28 @@ const FRAMEWORK_ERROR_CODES = new Set([
 /** Marks a body that is not JSON: a framework-level rejection (D3). */
 class MalformedJson extends Error {}
 
-export function allRoutes(ctx: AppContext): RouteDef[] {
-  return [...partnerRoutes(ctx), ...diagnosticsRoutes(ctx),
+export function allRoutes(ctx: AppContext, partnerCache = new PartnerCache(ctx.db, ctx.config.partnerCacheTtlMs, ctx.config.masterKey)): RouteDef[] {
+  return [...partnerRoutes({ ...ctx, partnerCache }), ...diagnosticsRoutes(ctx),
     ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes(ctx), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx),
     ...eventRoutes(ctx), ...velocityRoutes(ctx), ...cardRoutes(ctx)];
 }
 
+/**
+ * Cross-domain wiring, once per process: where a lower domain needs a higher one, the higher one is
+ * plugged in here (an interface implementation or a hook), never by an import side effect.
+ * Idempotent; buildApp calls it.
+ */
+export function wireDomains(): void {
+  // Subject status (organizations) reaches employee rows through the customers domain.
+  useEmployeeSubjects(customerSubjects);
+  // D16: terminating an employee or closing a company cancels their cards, in the same transaction.
+  onCustomerTerminated(cancelCardsOnCustomerTermination);
+  onOrganizationTerminated(cancelCardsOnOrganizationTermination);
+}
+
 /** Builds the HTTP app without listening; the server and the tests both use it. */
 export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; ctx: AppContext }> {
+  wireDomains();
   const { config, db } = deps;
   const clock = deps.clock ?? systemClock;
   const app = Fastify({
@@ -87,7 +98,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     forceCloseConnections: 'idle',
   });
   const mailer = new Mailer(config, db, app.log);
-  const ctx: AppContext = { config, db, clock, mailer, partnerCache: new PartnerCache(db, config.partnerCacheTtlMs, config.masterKey) };
+  const ctx: AppContext = { config, db, clock, mailer };
+  /** Partners by API key; cleared by this instance whenever it changes a partner. */
+  const partnerCache = new PartnerCache(db, config.partnerCacheTtlMs, config.masterKey);
 
   app.decorateRequest('partner', null);
   app.decorateRequest('rawBody', null);
@@ -188,7 +201,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
     if (!token || !constantTimeEqual(token, config.adminToken)) throw new ApiError('SYS_UNAUTHORIZED');
   };
-  const authenticator = new PartnerAuthenticator(ctx, ctx.partnerCache);
+  const authenticator = new PartnerAuthenticator(ctx, partnerCache);
   const partnerHook = async (req: FastifyRequest) => {
     const header = (name: string) => {
       const value = req.headers[name];
@@ -210,7 +223,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   const authHook = (mode: AuthMode) => (mode === 'partner' ? partnerHook : mode === 'admin' ? adminHook : null);
   const rateLimitConfig = { max: config.rateLimitMax, timeWindow: config.rateLimitWindowMs };
 
-  for (const def of allRoutes(ctx)) {
+  for (const def of allRoutes(ctx, partnerCache)) {
     if (def.sandboxOnly && config.env !== 'sandbox') continue;
     registerRoute(app, def, { authHook, rateLimit: rateLimitConfig });
   }
@@ -221,7 +234,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
     try {
-      await db.query('SELECT 1');
+      await ping(db);
       return { status: 'ready' };
     } catch {
       reply.code(503);

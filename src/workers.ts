@@ -1,4 +1,4 @@
-import type { AppContext } from './app.ts';
+import type { AppContext } from './platform/context.ts';
 import { deleteNoncesBefore } from './domains/partners/store.ts';
 import { webhookDeliveryWorker, WEBHOOK_POLL_INTERVAL_MS } from './domains/events/delivery.ts';
 import { CARD_APPLY_POLL_INTERVAL_MS, processCardApplications } from './domains/cards/jobs.ts';

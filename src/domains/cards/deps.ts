@@ -9,7 +9,6 @@ import { assertCapability } from '../organizations/capabilities.ts';
 import { isSanctioned } from '../organizations/sanctions.ts';
 export { findOrganization, type Organization } from '../organizations/store.ts';
 export { checkRulesForCard, bindRulesToCard } from '../velocity/service.ts';
-export { onCustomerTerminated, onOrganizationTerminated } from '../organizations/subject-status.ts';
 
 export interface CardCustomer {
   customerId: string;

@@ -5,12 +5,12 @@ import { newId } from '../../platform/crypto/secrets.ts';
 import { encryptSecureCard } from '../../platform/crypto/secure-card.ts';
 import { CORPORATE_SCALE, parseAmount, toDb, toWire, type Amount } from '../../platform/money.ts';
 import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema.ts';
-import type { AuthenticatedPartner } from '../partners/authenticate.ts';
+import type { AuthenticatedPartner } from '../../platform/caller.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { getOrCreateAccount, listAccountsOfOrganization, post, type Balance, type LedgerAccount } from '../ledger/ledger.ts';
 import { revealCardSecret } from './card-data.ts';
 import {
-  assertCapabilityOf, checkRulesForCard, findCardCustomer, findOrganization, onCustomerTerminated, onOrganizationTerminated,
+  assertCapabilityOf, checkRulesForCard, findCardCustomer, findOrganization,
   type CardCustomer, type Organization,
 } from './deps.ts';
 import { ensureCardsReady, type CardDeps } from './profiles.ts';
@@ -309,20 +309,22 @@ export async function cancelCardsOfCustomer(q: Queryable, partnerId: string, cus
   return cards.map((c) => c.cardId);
 }
 
+/** Termination hook (wired in src/app.ts): an employee's cards are cancelled in the terminate transaction. */
+export async function cancelCardsOnCustomerTermination(q: Queryable, e: { partnerId: string; customerId: string; at: Date }): Promise<void> {
+  await cancelCardsOfCustomer(q, e.partnerId, e.customerId, e.at);
+}
+
+/** Termination hook (wired in src/app.ts): a closed company's company cards are cancelled. */
+export async function cancelCardsOnOrganizationTermination(q: Queryable, e: { partnerId: string; organizationId: string; at: Date }): Promise<void> {
+  await cancelCardsOfOrganization(q, e.partnerId, e.organizationId, e.at);
+}
+
 /** Closing a company cancels its company cards (its employees' cards go with their termination). */
 export async function cancelCardsOfOrganization(q: Queryable, partnerId: string, organizationId: string, now: Date): Promise<string[]> {
   const cards = await lockOpenCardsOfSubject(q, partnerId, 'ORGANIZATION', organizationId);
   for (const card of cards) await cancelCardInTx(q, card, now);
   return cards.map((c) => c.cardId);
 }
-
-// The terminate transactions of issue 3 run these hooks (registered once, at module load).
-onCustomerTerminated(async (q, e) => {
-  await cancelCardsOfCustomer(q, e.partnerId, e.customerId, e.at);
-});
-onOrganizationTerminated(async (q, e) => {
-  await cancelCardsOfOrganization(q, e.partnerId, e.organizationId, e.at);
-});
 
 // ---------------------------------------------------------------------------------------------
 // Secure card data (2.6, 4.4, D27)

@@ -1,4 +1,4 @@
-import type { AppContext } from '../../app.ts';
+import type { AppContext } from '../../platform/context.ts';
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
@@ -11,7 +11,7 @@ import { findOrganization } from '../organizations/store.ts';
 import { terminateCustomer, updateRestrictions } from '../organizations/subject-status.ts';
 import { openReview, resubmitKyc } from './kyc.ts';
 import {
-  customerRefTaken, findCustomer, insertCustomer, listAddresses, listCustomers, setEmail, setName, setPhone, upsertAddresses,
+  customerRefTaken, findCustomer, insertCustomer, listAddresses, listCustomers, setEmail, setName, setPhone, touchCustomer, upsertAddresses,
   type Address, type Customer,
 } from './store.ts';
 
@@ -215,7 +215,7 @@ export async function updateAddress(deps: CustomerDeps, partnerId: string, custo
     await requireCustomer(q, partnerId, customerId, true);
     await assertNotSanctioned(q, addresses.map((a, i) => ({ field: `addresses.${i}.addressCountryCode`, countryCode: a.addressCountryCode })));
     await upsertAddresses(q, customerId, addresses, at);
-    await q.query('UPDATE customers SET updated_at = $2 WHERE customer_id = $1', [customerId, at]);
+    await touchCustomer(q, customerId, at);
   });
   return null;
 }

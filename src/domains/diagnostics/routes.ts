@@ -4,6 +4,7 @@ import type { Db } from '../../platform/db/db.ts';
 import { ASSET_MAX_SCALE, parseAmount, toWire, wireNumberText } from '../../platform/money.ts';
 import { Money } from '../../platform/http/schema.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
+import { insertDecimalProbe } from './store.ts';
 
 const AMOUNT_RULES = { maxScale: ASSET_MAX_SCALE, sign: 'any' } as const;
 
@@ -28,11 +29,8 @@ export function diagnosticsRoutes(deps: { db: Db }): RouteDef[] {
         // The text as the partner wrote it goes to the unconstrained NUMERIC column, which keeps its scale.
         const text = wireNumberText(body.amount)!;
         const probeId = newId('dp');
-        const [row] = await deps.db.query<{ amount: string }>(
-          'INSERT INTO decimal_probes (probe_id, partner_id, amount) VALUES ($1, $2, $3::numeric) RETURNING amount::text AS amount',
-          [probeId, partner.partnerId, text],
-        );
-        return { probeId, amount: toWire(row.amount) };
+        const stored = await insertDecimalProbe(deps.db, { probeId, partnerId: partner.partnerId, amountText: text });
+        return { probeId, amount: toWire(stored) };
       },
     }),
   ];

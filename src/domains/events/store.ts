@@ -3,6 +3,41 @@ import type { AttemptOutcome } from './webhook-http.ts';
 
 export type EventStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
 
+/**
+ * The next sequence number of (partner, businessId), as text (BIGINT). The upsert takes the row
+ * lock, so concurrent writers for one business id are serialized and never share a number.
+ */
+export async function nextEventSequence(q: Queryable, partnerId: string, businessId: string): Promise<string> {
+  const [{ sequence }] = await q.query<{ sequence: string }>(
+    `INSERT INTO event_sequences (partner_id, business_id, last_sequence) VALUES ($1, $2, 1)
+     ON CONFLICT (partner_id, business_id) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1
+     RETURNING last_sequence AS sequence`,
+    [partnerId, businessId],
+  );
+  return sequence;
+}
+
+export interface NewPendingEvent {
+  eventId: string;
+  partnerId: string;
+  eventType: string;
+  businessId: string;
+  sequence: string;
+  /** Lossless JSON text of `data`. */
+  payload: string;
+  createTime: Date;
+}
+
+/** Inserts the event due for delivery at once (D38): the worker sees it when the caller's transaction commits. */
+export async function insertPendingEvent(q: Queryable, e: NewPendingEvent): Promise<void> {
+  await q.query(
+    `INSERT INTO events (event_id, partner_id, event_type, business_id, sequence, payload, create_time,
+       status, next_attempt_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'PENDING', $7)`,
+    [e.eventId, e.partnerId, e.eventType, e.businessId, e.sequence, e.payload, e.createTime],
+  );
+}
+
 /** An event as the delivery worker holds it while its lease runs. */
 export interface LeasedEvent {
   eventId: string;

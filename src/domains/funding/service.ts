@@ -1,12 +1,12 @@
 import { LosslessNumber } from 'lossless-json';
-import type { AppContext } from '../../app.ts';
+import type { AppContext } from '../../platform/context.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
 import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema.ts';
 import { CORPORATE_SCALE, fromDb, parseAmount, toDb, type Amount } from '../../platform/money.ts';
 import { findAccount, getOrCreateAccount, listAccountsOfOrganization, listAccountsOfOwner, post } from '../ledger/ledger.ts';
 import { assertCapability } from '../organizations/capabilities.ts';
-import { findOrganization } from '../organizations/store.ts';
+import { findOrganization, findOrganizationForShare } from '../organizations/store.ts';
 import { listPoolMovements, readAlertConfig, replaceAlertConfig } from './store.ts';
 
 export type FundingDeps = Pick<AppContext, 'db' | 'clock'>;
@@ -169,11 +169,8 @@ export interface PoolDeposit {
  * is read FOR SHARE so a concurrent freeze either precedes the deposit or waits for it.
  */
 export async function depositToPool(q: Queryable, d: PoolDeposit) {
-  const rows = await q.query<{ lifecycle: string }>(
-    'SELECT lifecycle FROM organizations WHERE organization_id = $1 AND partner_id = $2 FOR SHARE',
-    [d.organizationId, d.partnerId],
-  );
-  if (!rows[0] || rows[0].lifecycle !== 'ACTIVE') throw new ApiError('SUBJECT_INVALID', 'Organization is missing or invalid');
+  const organization = await findOrganizationForShare(q, d.partnerId, d.organizationId);
+  if (!organization || organization.lifecycle !== 'ACTIVE') throw new ApiError('SUBJECT_INVALID', 'Organization is missing or invalid');
   const pool = await findAccount(q, { partnerId: d.partnerId, ownerType: 'ORGANIZATION_POOL', ownerId: d.organizationId, currency: d.currency });
   if (!pool) throw new ApiError('CURRENCY_NOT_ALLOWED', `The company has no ${d.currency} funding pool`);
   await assertCapability(q, { subjectType: 'ORGANIZATION', subjectId: d.organizationId }, 'CASH_IN');

@@ -10,6 +10,14 @@ export interface AlertConfig {
   emails: string[];
 }
 
+export async function listAlertEmails(q: Queryable, organizationId: string): Promise<string[]> {
+  const rows = await q.query<{ email: string }>(
+    'SELECT email FROM balance_alert_emails WHERE organization_id = $1 ORDER BY position',
+    [organizationId],
+  );
+  return rows.map((r) => r.email);
+}
+
 export async function readAlertConfig(q: Queryable, organizationId: string): Promise<AlertConfig> {
   const settings = await q.query<AlertSetting>(
     `SELECT currency, threshold::text AS threshold FROM balance_alert_settings WHERE organization_id = $1 ORDER BY position`,
@@ -113,4 +121,60 @@ export async function listPoolMovements(q: Queryable, f: StatementFilter, limit:
     [...params, limit, offset],
   );
   return { total, rows };
+}
+
+export interface AlertCandidate {
+  organizationId: string;
+  currency: string;
+  threshold: string;
+  lastAlertDay: string | null;
+  lastAlertVersion: string | null;
+  partnerId: string;
+  organizationName: string;
+  accountId: string;
+  available: string;
+  version: string;
+}
+
+/** Alert settings after `after` (keyset), with their company and pool, locked FOR UPDATE SKIP LOCKED. */
+export async function leaseAlertCandidates(q: Queryable, after: [string, string], limit: number): Promise<AlertCandidate[]> {
+  return q.query<AlertCandidate>(
+    `SELECT s.organization_id AS "organizationId", s.currency, s.threshold::text AS threshold,
+            s.last_alert_day::text AS "lastAlertDay", s.last_alert_version::text AS "lastAlertVersion",
+            o.partner_id AS "partnerId", o.organization_name AS "organizationName",
+            a.account_id AS "accountId", a.available::text AS available, a.version::text AS version
+       FROM balance_alert_settings s
+       JOIN organizations o ON o.organization_id = s.organization_id AND o.lifecycle = 'ACTIVE'
+       JOIN ledger_accounts a ON a.partner_id = o.partner_id AND a.owner_type = 'ORGANIZATION_POOL'
+                             AND a.owner_id = s.organization_id AND a.currency = s.currency
+      WHERE (s.organization_id, s.currency) > ($1, $2)
+      ORDER BY s.organization_id, s.currency
+      LIMIT $3
+      FOR UPDATE OF s SKIP LOCKED`,
+    [after[0], after[1], limit],
+  );
+}
+
+export async function rearmAlert(q: Queryable, organizationId: string, currency: string): Promise<void> {
+  await q.query(
+    `UPDATE balance_alert_settings SET last_alert_day = NULL, last_alert_version = NULL WHERE organization_id = $1 AND currency = $2`,
+    [organizationId, currency],
+  );
+}
+
+export async function recordAlertSent(q: Queryable, organizationId: string, currency: string, a: { day: string; version: string; at: Date }): Promise<void> {
+  await q.query(
+    `UPDATE balance_alert_settings SET last_alert_day = $3::date, last_alert_version = $4, last_alert_at = $5
+      WHERE organization_id = $1 AND currency = $2`,
+    [organizationId, currency, a.day, a.version, a.at],
+  );
+}
+
+/** Whether any entry on the account after `afterVersion` left its available at or above `threshold`. */
+export async function availableReachedSince(q: Queryable, accountId: string, afterVersion: string, threshold: string): Promise<boolean> {
+  const rows = await q.query(
+    `SELECT 1 FROM ledger_entries WHERE account_id = $1 AND account_version > $2 AND available_after >= $3::numeric LIMIT 1`,
+    [accountId, afterVersion, threshold],
+  );
+  return rows.length > 0;
 }

@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
-import type { AppContext } from '../../app.ts';
+import type { AppContext } from '../../platform/context.ts';
 import { paramInvalid } from '../../platform/errors.ts';
 import { pageOf, PagingQuery } from '../../platform/http/schema.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
+import { readOutboxMail } from '../../platform/mail.ts';
 import { decideKyc } from '../customers/kyc.ts';
 import { auditLedger } from '../ledger/audit.ts';
 import { isIsoCountry } from './countries.ts';
@@ -142,18 +143,9 @@ export function companyAdminRoutes(deps: AdminDeps): RouteDef[] {
       errors: [],
       handler: async ({ query }) => {
         const paging = { page: query.page ?? 1, pageSize: query.pageSize ?? 20 };
-        const recipient = query.recipient ?? null;
-        const [{ total }] = await deps.db.query<{ total: number }>(
-          'SELECT count(*)::int AS total FROM outbox_mail WHERE $1::text IS NULL OR recipient = $1', [recipient],
-        );
-        const rows = await deps.db.query<{
-          mailId: string; recipient: string; subject: string; body: string; transport: string; sentAt: Date | null; error: string | null; createdAt: Date;
-        }>(
-          `SELECT mail_id AS "mailId", recipient, subject, body, transport, sent_at AS "sentAt", error, created_at AS "createdAt"
-             FROM outbox_mail WHERE $1::text IS NULL OR recipient = $1
-            ORDER BY created_at DESC, mail_id DESC LIMIT $2 OFFSET $3`,
-          [recipient, paging.pageSize, (paging.page - 1) * paging.pageSize],
-        );
+        const { total, rows } = await readOutboxMail(deps.db, {
+          recipient: query.recipient ?? null, limit: paging.pageSize, offset: (paging.page - 1) * paging.pageSize,
+        });
         return pageOf(paging, total, rows.map((r) => ({
           mailId: r.mailId, recipient: r.recipient, subject: r.subject, body: r.body, transport: r.transport,
           sentTime: r.sentAt ? r.sentAt.toISOString() : null, error: r.error, createTime: r.createdAt.toISOString(),

@@ -1,4 +1,4 @@
-import type { AppContext } from '../../app.ts';
+import type { AppContext } from '../../platform/context.ts';
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
@@ -7,7 +7,7 @@ import { getOrCreateAccount, listAccountsOfOwner } from '../ledger/ledger.ts';
 import { isIsoCountry } from './countries.ts';
 import { listRestrictions, listRestrictionsOf, mergedStatus, type Restriction, type RestrictionCode } from './restrictions.ts';
 import { assertNotSanctioned } from './sanctions.ts';
-import { findOrganization, insertOrganization, listOrganizations, type FundingCurrency, type Organization } from './store.ts';
+import { findOrganization, insertOrganization, listOrganizations, organizationRefTaken, type FundingCurrency, type Organization } from './store.ts';
 import { updateRestrictions } from './subject-status.ts';
 
 export type OrganizationDeps = Pick<AppContext, 'db' | 'clock'>;
@@ -46,11 +46,7 @@ export async function createOrganization(deps: OrganizationDeps, partnerId: stri
   invariant(new Set(input.fundingCurrencies).size === input.fundingCurrencies.length, 'fundingCurrencies unique (schema)');
   const now = new Date(deps.clock.now());
   return deps.db.tx(async (q) => {
-    const existing = await q.query(
-      'SELECT 1 FROM organizations WHERE partner_id = $1 AND organization_ref = $2',
-      [partnerId, input.organizationRef],
-    );
-    if (existing.length > 0) throw new ApiError('ORGANIZATION_REF_DUPLICATE', `organizationRef ${input.organizationRef} is already used`);
+    if (await organizationRefTaken(q, partnerId, input.organizationRef)) throw new ApiError('ORGANIZATION_REF_DUPLICATE', `organizationRef ${input.organizationRef} is already used`);
     await assertNotSanctioned(q, [{ field: 'countryCode', countryCode: input.countryCode }]);
     const organization = await insertOrganization(q, {
       organizationId: newId('org'),

@@ -2,12 +2,12 @@ import { createPublicKey } from 'node:crypto';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { newApiKey, newId, newSecretKey, seal, sha256Hex } from '../../platform/crypto/secrets.ts';
-import type { Db } from '../../platform/db/db.ts';
+import type { Db, Queryable } from '../../platform/db/db.ts';
 import { ApiError, paramInvalid } from '../../platform/errors.ts';
 import { isValidWhitelistEntry, normalizeIp } from '../../platform/http/ip.ts';
 import type { Mailer } from '../../platform/mail.ts';
 import { partnerSecretContext, type PartnerCache } from './authenticate.ts';
-import { assertCallbackUrlAllowed } from '../events/ssrf.ts';
+import { assertCallbackUrlAllowed } from '../../platform/http/ssrf.ts';
 import {
   consumeCredentialLink, findCredentialLinkForUpdate, findPartnerById, insertCredentialLink, insertPartner,
   setPartnerCredentials, updatePartnerSettings, type IpWhitelist, type Partner, type SecureCardIvMode,
@@ -201,4 +201,9 @@ export async function extractCredentials(deps: PartnerDeps, extractSecretKey: st
       notes: RETRIEVAL_NOTES,
     };
   }).finally(() => deps.partnerCache.clear());
+}
+
+/** Whether a partner with this id exists (any status): operators name partners in other domains' settings. */
+export async function partnerExists(q: Queryable, partnerId: string): Promise<boolean> {
+  return (await findPartnerById(q, partnerId)) !== null;
 }

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { AppContext } from '../../app.ts';
+import type { AppContext } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { Money } from '../../platform/http/schema.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';

@@ -3,7 +3,7 @@ import { Type, type Static, type TSchema } from 'typebox';
 import { ERROR_CATALOG, ApiError, type ErrorCode } from '../errors.ts';
 import { successEnvelope } from './envelope.ts';
 import { stringifyJson } from './json.ts';
-import type { AuthenticatedPartner } from '../../domains/partners/authenticate.ts';
+import type { AuthenticatedPartner } from '../caller.ts';
 
 export type AuthMode = 'partner' | 'admin' | 'none';
 

@@ -15,21 +15,18 @@ import { registerRoute, type AuthMode, type RouteDef } from './platform/http/rou
 import { validatorCompiler } from './platform/http/validation.ts';
 import { Mailer } from './platform/mail.ts';
 import type { AppContext } from './platform/context.ts';
-import { PartnerAuthenticator, PartnerCache } from './domains/partners/authenticate.ts';
-import { partnerRoutes } from './domains/partners/routes.ts';
-import { diagnosticsRoutes } from './domains/diagnostics/routes.ts';
-import { organizationRoutes } from './domains/organizations/routes.ts';
-import { companyAdminRoutes } from './domains/organizations/admin-routes.ts';
-import { customerRoutes } from './domains/customers/routes.ts';
-import { fundingRoutes } from './domains/funding/routes.ts';
-import { sandboxRoutes } from './domains/sandbox/routes.ts';
-import { eventRoutes } from './domains/events/routes.ts';
-import { velocityRoutes } from './domains/velocity/routes.ts';
-import { cardRoutes } from './domains/cards/routes.ts';
-import { cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination } from './domains/cards/service.ts';
-import { customerSubjects } from './domains/customers/subjects.ts';
-import { onCustomerTerminated, onOrganizationTerminated } from './domains/organizations/subject-status.ts';
-import { useEmployeeSubjects } from './domains/organizations/subjects.ts';
+import { cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardLookup, cardRoutes } from './domains/cards/index.ts';
+import { customerAdminRoutes, customerRoutes, customerSubjects } from './domains/customers/index.ts';
+import { diagnosticsRoutes } from './domains/diagnostics/index.ts';
+import { eventRoutes } from './domains/events/index.ts';
+import { fundingRoutes } from './domains/funding/index.ts';
+import { ledgerAdminRoutes } from './domains/ledger/index.ts';
+import {
+  companyAdminRoutes, onCustomerTerminated, onOrganizationTerminated, organizationRoutes, useEmployeeSubjects,
+} from './domains/organizations/index.ts';
+import { PartnerAuthenticator, PartnerCache, partnerRoutes } from './domains/partners/index.ts';
+import { sandboxRoutes } from './domains/sandbox/index.ts';
+import { velocityRoutes } from './domains/velocity/index.ts';
 
 export interface AppDeps {
   config: Config;
@@ -57,8 +54,8 @@ class MalformedJson extends Error {}
 
 export function allRoutes(ctx: AppContext, partnerCache = new PartnerCache(ctx.db, ctx.config.partnerCacheTtlMs, ctx.config.masterKey)): RouteDef[] {
   return [...partnerRoutes({ ...ctx, partnerCache }), ...diagnosticsRoutes(ctx),
-    ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes(ctx), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx),
-    ...eventRoutes(ctx), ...velocityRoutes(ctx), ...cardRoutes(ctx)];
+    ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes(ctx), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx), ...customerAdminRoutes(ctx), ...ledgerAdminRoutes(ctx),
+    ...eventRoutes(ctx), ...velocityRoutes({ ...ctx, cards: cardLookup }), ...cardRoutes(ctx)];
 }
 
 /**

@@ -8,7 +8,7 @@ import { ApiError, paramInvalid } from '../../platform/errors.ts';
 import { CORPORATE_SCALE, parseAmount, toDb, toWire } from '../../platform/money.ts';
 import { pageOf, type Paging } from '../../platform/http/schema.ts';
 import type { WireAmount } from '../../platform/http/schema.ts';
-import { partnerExists } from '../partners/service.ts';
+import { partnerExists } from '../partners/index.ts';
 import { findCardProfile, insertCardProfile, listCardProfiles, updateCardProfile, type BalanceMode, type CardForm, type CardNetwork, type CardProfile, type NewCardProfile } from './store.ts';
 
 export interface CardDeps {

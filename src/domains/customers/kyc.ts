@@ -7,7 +7,7 @@
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant } from '../../platform/errors.ts';
-import { recordEvent } from '../events/outbox.ts';
+import { recordEvent } from '../events/index.ts';
 import { closeOpenKycReviews, findCustomer, insertKycReview, setKycStatus, type Customer, type KycStatus } from './store.ts';
 
 export type KycDecision = 'APPROVED' | 'REJECTED';

@@ -1,4 +1,4 @@
-import type { EmployeeSubjects } from '../organizations/subjects.ts';
+import type { EmployeeSubjects } from '../organizations/index.ts';
 import {
   findCustomerSubject, listActiveCustomerIds, lockCustomerSubject, markCustomerTerminated, setCustomerSuspended, touchCustomer,
 } from './store.ts';

@@ -9,10 +9,11 @@
  * Safe on several instances: each batch leases its settings rows with FOR UPDATE SKIP LOCKED.
  */
 import type { AppContext } from '../../platform/context.ts';
-import { recordEvent } from '../events/outbox.ts';
+import { recordEvent } from '../events/index.ts';
 import { fromDb } from '../../platform/money.ts';
 import { corporateWire } from './service.ts';
-import { availableReachedSince, leaseAlertCandidates, listAlertEmails, rearmAlert, recordAlertSent } from './store.ts';
+import { availableReachedSince } from '../ledger/index.ts';
+import { leaseAlertCandidates, listAlertEmails, rearmAlert, recordAlertSent } from './store.ts';
 
 export type LowBalanceDeps = Pick<AppContext, 'db' | 'clock' | 'mailer'>;
 

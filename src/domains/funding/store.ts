@@ -65,64 +65,6 @@ export async function replaceAlertConfig(q: Queryable, organizationId: string, c
   }
 }
 
-export interface StatementRow {
-  firstEntryId: string;
-  postingId: string;
-  currency: string;
-  kind: string;
-  reference: string | null;
-  description: string | null;
-  createdAt: Date;
-  amount: string;
-  availableChange: string;
-  pendingChange: string;
-  availableAfter: string;
-  pendingAfter: string;
-}
-
-export interface StatementFilter {
-  partnerId: string;
-  organizationId: string;
-  currency: string | null;
-  startTime: Date | null;
-  endTime: Date | null;
-}
-
-/**
- * Pool movements: one line per posting and pool account (a hold moving money from available to
- * pending is one line), newest first (D9).
- */
-export async function listPoolMovements(q: Queryable, f: StatementFilter, limit: number, offset: number): Promise<{ total: number; rows: StatementRow[] }> {
-  const where = `a.partner_id = $1 AND a.owner_type = 'ORGANIZATION_POOL' AND a.owner_id = $2
-    AND ($3::text IS NULL OR a.currency = $3)
-    AND ($4::timestamptz IS NULL OR e.created_at >= $4) AND ($5::timestamptz IS NULL OR e.created_at < $5)`;
-  const params = [f.partnerId, f.organizationId, f.currency, f.startTime, f.endTime];
-  const [{ total }] = await q.query<{ total: number }>(
-    `SELECT count(*)::int AS total FROM (
-       SELECT 1 FROM ledger_entries e JOIN ledger_accounts a ON a.account_id = e.account_id
-        WHERE ${where} GROUP BY e.posting_id, e.account_id) g`,
-    params,
-  );
-  const rows = await q.query<StatementRow>(
-    `SELECT min(e.entry_id)::text AS "firstEntryId", e.posting_id AS "postingId", a.currency, p.kind, p.reference,
-            p.description, p.created_at AS "createdAt",
-            sum(e.amount)::text AS amount,
-            COALESCE(sum(e.amount) FILTER (WHERE e.bucket = 'AVAILABLE'), 0)::text AS "availableChange",
-            COALESCE(sum(e.amount) FILTER (WHERE e.bucket = 'PENDING'), 0)::text AS "pendingChange",
-            ((array_agg(e.available_after ORDER BY e.account_version DESC))[1])::text AS "availableAfter",
-            ((array_agg(e.pending_after ORDER BY e.account_version DESC))[1])::text AS "pendingAfter"
-       FROM ledger_entries e
-       JOIN ledger_accounts a ON a.account_id = e.account_id
-       JOIN ledger_postings p ON p.posting_id = e.posting_id
-      WHERE ${where}
-      GROUP BY e.posting_id, e.account_id, a.currency, p.kind, p.reference, p.description, p.created_at, p.seq
-      ORDER BY p.created_at DESC, p.seq DESC
-      LIMIT $6 OFFSET $7`,
-    [...params, limit, offset],
-  );
-  return { total, rows };
-}
-
 export interface AlertCandidate {
   organizationId: string;
   currency: string;
@@ -168,13 +110,4 @@ export async function recordAlertSent(q: Queryable, organizationId: string, curr
       WHERE organization_id = $1 AND currency = $2`,
     [organizationId, currency, a.day, a.version, a.at],
   );
-}
-
-/** Whether any entry on the account after `afterVersion` left its available at or above `threshold`. */
-export async function availableReachedSince(q: Queryable, accountId: string, afterVersion: string, threshold: string): Promise<boolean> {
-  const rows = await q.query(
-    `SELECT 1 FROM ledger_entries WHERE account_id = $1 AND account_version > $2 AND available_after >= $3::numeric LIMIT 1`,
-    [accountId, afterVersion, threshold],
-  );
-  return rows.length > 0;
 }

@@ -44,13 +44,16 @@ import { newId } from '../../platform/crypto/secrets.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant } from '../../platform/errors.ts';
 import { fromDb, toDb, ZERO, type Amount } from '../../platform/money.ts';
-import { insertEntries, insertPosting, type EntryRow } from './postings-store.ts';
+import {
+  availableReachedSince as availableReachedSinceRow, insertEntries, insertPosting, listMovementRows, type EntryRow, type MovementFilter,
+  type MovementRow,
+} from './postings-store.ts';
 import {
   findAccountRow, findAccountRowById, findAccountRowsByIds, insertAccountIfAbsent, listAccountRowsOfOrganization,
   listAccountRowsOfOwner, lockAccountRows, type AccountRow, type Bucket, type OwnerType,
 } from './store.ts';
 
-export type { AccountRow, Bucket, OwnerType };
+export type { AccountRow, Bucket, MovementFilter, MovementRow, OwnerType };
 
 /** Owner types that mirror money outside the service: they may go negative. */
 const SYSTEM_OWNER_TYPES: ReadonlySet<OwnerType> = new Set(['EXTERNAL', 'CLEARING', 'FEE_INCOME']);
@@ -273,4 +276,21 @@ export async function post(q: Queryable, input: PostingInput): Promise<PostingRe
   const balances = new Map<string, Balance>();
   for (const [id, s] of running) balances.set(id, { available: s.available, pending: s.pending, total: s.available.plus(s.pending) });
   return { postingId, kind: input.kind, createTime: input.createTime, entries: posted, balances };
+}
+
+/**
+ * Movements of an owner's accounts for statements (D29): one line per posting and account, newest
+ * first, with the account's change (available, pending) and its balances after the posting.
+ */
+export async function listMovements(q: Queryable, filter: MovementFilter, limit: number, offset: number): Promise<{ total: number; rows: MovementRow[] }> {
+  return listMovementRows(q, filter, limit, offset);
+}
+
+/**
+ * Whether the account's available balance was at or above `threshold` after any entry newer than
+ * `afterVersion` (a top-up and a new fall between two looks at the balance, as the low-balance
+ * alert needs it).
+ */
+export async function availableReachedSince(q: Queryable, accountId: string, afterVersion: string | number, threshold: Amount | string): Promise<boolean> {
+  return availableReachedSinceRow(q, accountId, String(afterVersion), typeof threshold === 'string' ? threshold : toDb(threshold));
 }

@@ -10,7 +10,7 @@
  */
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError } from '../../platform/errors.ts';
-import { recordEvent } from '../events/outbox.ts';
+import { recordEvent } from '../events/index.ts';
 import {
   applyRestrictionChange, canonicalCodes, listRestrictions, mergedStatus, recordStatusChange,
   type MergedStatus, type Restriction, type RestrictionCode, type RestrictionSource, type SubjectRef,

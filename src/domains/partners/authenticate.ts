@@ -34,6 +34,11 @@ export function partnerSecretContext(partnerId: string): string {
   return `partner-secret:${partnerId}`;
 }
 
+/** The partner's secret key in the clear (signs its webhooks); throws if the master key cannot open it. */
+export function revealPartnerSecret(masterKey: Buffer, partnerId: string, secretKeyEnc: string): string {
+  return unseal(masterKey, secretKeyEnc, partnerSecretContext(partnerId));
+}
+
 function secretKeyOf(partner: Partner, masterKey: Buffer): string {
   const sealed = partner.secretKeyEnc!;
   let secret = secretCache.get(sealed);

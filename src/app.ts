@@ -7,24 +7,26 @@ import type { DestinationStream } from 'pino';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import { constantTimeEqual } from './platform/crypto/secrets.ts';
-import type { Db } from './platform/db/db.ts';
+import { ping, type Db } from './platform/db/db.ts';
 import { ApiError } from './platform/errors.ts';
 import { errorEnvelope, frameworkRejection } from './platform/http/envelope.ts';
 import { parseJson, stringifyJson } from './platform/http/json.ts';
 import { registerRoute, type AuthMode, type RouteDef } from './platform/http/router.ts';
 import { validatorCompiler } from './platform/http/validation.ts';
 import { Mailer } from './platform/mail.ts';
-import { PartnerAuthenticator, PartnerCache } from './domains/partners/authenticate.ts';
-import { partnerRoutes } from './domains/partners/routes.ts';
-import { diagnosticsRoutes } from './domains/diagnostics/routes.ts';
-import { organizationRoutes } from './domains/organizations/routes.ts';
-import { companyAdminRoutes } from './domains/organizations/admin-routes.ts';
-import { customerRoutes } from './domains/customers/routes.ts';
-import { fundingRoutes } from './domains/funding/routes.ts';
-import { sandboxRoutes } from './domains/sandbox/routes.ts';
-import { eventRoutes } from './domains/events/routes.ts';
-import { velocityRoutes } from './domains/velocity/routes.ts';
-import { cardRoutes } from './domains/cards/routes.ts';
+import type { AppContext } from './platform/context.ts';
+import { cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardLookup, cardRoutes } from './domains/cards/index.ts';
+import { customerAdminRoutes, customerRoutes, customerSubjects } from './domains/customers/index.ts';
+import { diagnosticsRoutes } from './domains/diagnostics/index.ts';
+import { eventRoutes } from './domains/events/index.ts';
+import { fundingRoutes } from './domains/funding/index.ts';
+import { ledgerAdminRoutes } from './domains/ledger/index.ts';
+import {
+  companyAdminRoutes, onCustomerTerminated, onOrganizationTerminated, organizationRoutes, useEmployeeSubjects,
+} from './domains/organizations/index.ts';
+import { PartnerAuthenticator, PartnerCache, partnerRoutes } from './domains/partners/index.ts';
+import { sandboxRoutes } from './domains/sandbox/index.ts';
+import { velocityRoutes } from './domains/velocity/index.ts';
 import { authorizationRoutes, NetworkAuthenticator, type PartnerDecisionStage } from './domains/authorization/index.ts';
 
 export interface AppDeps {
@@ -37,16 +39,7 @@ export interface AppDeps {
   partnerDecision?: PartnerDecisionStage;
 }
 
-/** Services shared by the domains; built once per app. */
-export interface AppContext {
-  config: Config;
-  db: Db;
-  clock: Clock;
-  mailer: Mailer;
-  /** Partners by API key; cleared by this instance whenever it changes a partner. */
-  partnerCache: PartnerCache;
-  partnerDecision?: PartnerDecisionStage;
-}
+export type { AppContext };
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
@@ -62,14 +55,33 @@ const FRAMEWORK_ERROR_CODES = new Set([
 /** Marks a body that is not JSON: a framework-level rejection (D3). */
 class MalformedJson extends Error {}
 
-export function allRoutes(ctx: AppContext): RouteDef[] {
-  return [...partnerRoutes(ctx), ...diagnosticsRoutes(ctx),
-    ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes(ctx), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx),
-    ...eventRoutes(ctx), ...velocityRoutes(ctx), ...cardRoutes(ctx), ...authorizationRoutes(ctx)];
+export function allRoutes(
+  ctx: AppContext,
+  partnerCache = new PartnerCache(ctx.db, ctx.config.partnerCacheTtlMs, ctx.config.masterKey),
+  partnerDecision?: PartnerDecisionStage,
+): RouteDef[] {
+  return [...partnerRoutes({ ...ctx, partnerCache }), ...diagnosticsRoutes(ctx),
+    ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes(ctx), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx), ...customerAdminRoutes(ctx), ...ledgerAdminRoutes(ctx),
+    ...eventRoutes(ctx), ...velocityRoutes({ ...ctx, cards: cardLookup }), ...cardRoutes(ctx),
+    ...authorizationRoutes({ ...ctx, partnerDecision })];
+}
+
+/**
+ * Cross-domain wiring, once per process: where a lower domain needs a higher one, the higher one is
+ * plugged in here (an interface implementation or a hook), never by an import side effect.
+ * Idempotent; buildApp calls it.
+ */
+export function wireDomains(): void {
+  // Subject status (organizations) reaches employee rows through the customers domain.
+  useEmployeeSubjects(customerSubjects);
+  // D16: terminating an employee or closing a company cancels their cards, in the same transaction.
+  onCustomerTerminated(cancelCardsOnCustomerTermination);
+  onOrganizationTerminated(cancelCardsOnOrganizationTermination);
 }
 
 /** Builds the HTTP app without listening; the server and the tests both use it. */
 export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; ctx: AppContext }> {
+  wireDomains();
   const { config, db } = deps;
   const clock = deps.clock ?? systemClock;
   const app = Fastify({
@@ -91,8 +103,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     forceCloseConnections: 'idle',
   });
   const mailer = new Mailer(config, db, app.log);
-  const ctx: AppContext = { config, db, clock, mailer, partnerCache: new PartnerCache(db, config.partnerCacheTtlMs, config.masterKey),
-    partnerDecision: deps.partnerDecision };
+  const ctx: AppContext = { config, db, clock, mailer };
+  /** Partners by API key; cleared by this instance whenever it changes a partner. */
+  const partnerCache = new PartnerCache(db, config.partnerCacheTtlMs, config.masterKey);
 
   app.decorateRequest('partner', null);
   app.decorateRequest('rawBody', null);
@@ -194,7 +207,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
     if (!token || !constantTimeEqual(token, config.adminToken)) throw new ApiError('SYS_UNAUTHORIZED');
   };
-  const authenticator = new PartnerAuthenticator(ctx, ctx.partnerCache);
+  const authenticator = new PartnerAuthenticator(ctx, partnerCache);
   const signedRequestOf = (req: FastifyRequest) => {
     const header = (name: string) => {
       const value = req.headers[name];
@@ -223,7 +236,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   const authHook = (mode: AuthMode) => (mode === 'partner' ? partnerHook : mode === 'admin' ? adminHook : mode === 'network' ? networkHook : null);
   const rateLimitConfig = { max: config.rateLimitMax, timeWindow: config.rateLimitWindowMs };
 
-  for (const def of allRoutes(ctx)) {
+  for (const def of allRoutes(ctx, partnerCache, deps.partnerDecision)) {
     if (def.sandboxOnly && config.env !== 'sandbox') continue;
     registerRoute(app, def, { authHook, rateLimit: rateLimitConfig });
   }
@@ -234,7 +247,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
     try {
-      await db.query('SELECT 1');
+      await ping(db);
       return { status: 'ready' };
     } catch {
       reply.code(503);

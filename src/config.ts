@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { DeploymentEnv } from './platform/deployment.ts';
 import { isValidWhitelistEntry } from './platform/http/ip.ts';
 
-export type DeploymentEnv = 'sandbox' | 'production';
+export type { DeploymentEnv };
 
 export interface Config {
   env: DeploymentEnv;

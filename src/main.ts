@@ -7,7 +7,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { migrate } from './platform/db/migrate.ts';
 import { openDatabase } from './platform/db/open.ts';
 import { startWorkers } from './workers.ts';
-import { auditLedger } from './domains/ledger/audit.ts';
+import { auditLedger } from './domains/ledger/index.ts';
 
 const USAGE = `Usage:
   cardsvc serve                      start the HTTP service (migrations are applied first)

@@ -1,8 +1,8 @@
-import type { AppContext } from './app.ts';
-import { deleteNoncesBefore } from './domains/partners/store.ts';
-import { webhookDeliveryWorker, WEBHOOK_POLL_INTERVAL_MS } from './domains/events/delivery.ts';
-import { CARD_APPLY_POLL_INTERVAL_MS, processCardApplications } from './domains/cards/jobs.ts';
-import { LOW_BALANCE_SCAN_INTERVAL_MS, scanLowBalances } from './domains/funding/low-balance.ts';
+import type { AppContext } from './platform/context.ts';
+import { sweepReplayStore } from './domains/partners/index.ts';
+import { webhookDeliveryWorker, WEBHOOK_POLL_INTERVAL_MS } from './domains/events/index.ts';
+import { CARD_APPLY_POLL_INTERVAL_MS, processCardApplications } from './domains/cards/index.ts';
+import { LOW_BALANCE_SCAN_INTERVAL_MS, scanLowBalances } from './domains/funding/index.ts';
 
 export interface Logger {
   error(obj: object, msg?: string): void;
@@ -25,7 +25,7 @@ export function startWorkers(ctx: AppContext, log: Logger): { stop(): Promise<vo
     }, intervalMs).unref());
   };
   every('replay-sweep', NONCE_SWEEP_INTERVAL_MS, () =>
-    deleteNoncesBefore(ctx.db, ctx.clock.now() - ctx.config.timestampWindowMs - NONCE_SWEEP_MARGIN_MS));
+    sweepReplayStore(ctx.db, ctx.clock.now() - ctx.config.timestampWindowMs - NONCE_SWEEP_MARGIN_MS));
   // D38: signed webhooks from the outbox; leased rows, so several instances never share an attempt.
   every('webhook-delivery', WEBHOOK_POLL_INTERVAL_MS, webhookDeliveryWorker(ctx, log));
   // D23, D24: card applications; leased rows (FOR UPDATE SKIP LOCKED), a crashed worker's lease expires.

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
 import { attemptsOf, eventState, recordTestEvent, WebhookReceiver } from './helpers/webhook-receiver.ts';
 import { startWorkers } from '../src/workers.ts';
-import { deliverDueEvents, FIRST_RETRY_DELAY_MS, RETRY_JITTER_RATIO, webhookBody, webhookHeaders } from '../src/domains/events/delivery.ts';
+import { deliverDueEvents, FIRST_RETRY_DELAY_MS, RETRY_JITTER_RATIO, webhookBody, webhookHeaders } from '../src/domains/events/index.ts';
 import { decimal, decimalText, verifyWebhook, WebhookVerificationError, type CardServiceClient, type CreatedPartner } from '../sdk/index.ts';
 
 /** Small so the slow-receiver test need not wait 5 s; the receiver's delay is well beyond it. */

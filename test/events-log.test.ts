@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { eventState, recordTestEvent, WebhookReceiver } from './helpers/webhook-receiver.ts';
-import { deliverDueEvents } from '../src/domains/events/delivery.ts';
+import { deliverDueEvents } from '../src/domains/events/index.ts';
 import { CardServiceError, decimal, decimalText, type CardServiceClient, type CreatedPartner } from '../sdk/index.ts';
 
 const EGRESS = '203.0.113.10,198.51.100.0/28';

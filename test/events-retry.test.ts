@@ -5,9 +5,9 @@ import { attemptsOf, downUrl, eventState, recordTestEvent, WebhookReceiver } fro
 import {
   deliverDueEvents, deliverLeased, FIRST_RETRY_DELAY_MS, leaseDueEvents, leaseDurationMs, MAX_RETRY_DELAY_MS,
   RETRY_BACKOFF_FACTOR, RETRY_JITTER_RATIO, RETRY_WINDOW_MS,
-} from '../src/domains/events/delivery.ts';
+} from '../src/domains/events/index.ts';
 import type { CardServiceClient, CreatedPartner } from '../sdk/index.ts';
-import { recordEvent } from '../src/domains/events/outbox.ts';
+import { recordEvent } from '../src/domains/events/index.ts';
 
 const HOUR_MS = 3_600_000;
 

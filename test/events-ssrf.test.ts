@@ -2,8 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { attemptsOf, eventState, recordTestEvent, WebhookReceiver } from './helpers/webhook-receiver.ts';
-import { deliverDueEvents } from '../src/domains/events/delivery.ts';
-import { isForbiddenAddress } from '../src/domains/events/ssrf.ts';
+import { deliverDueEvents } from '../src/domains/events/index.ts';
+import { isForbiddenAddress } from '../src/platform/http/ssrf.ts';
 import { CardServiceError } from '../sdk/index.ts';
 
 /** Production needs these (the test helper already gives ADMIN_TOKEN and MASTER_KEY). */

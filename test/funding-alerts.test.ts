@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { admin, decimal, eventsOf, expectCode, money, newCompany, uniqueRef } from './helpers/companies.ts';
 import type { CardServiceClient } from '../sdk/index.ts';
-import { scanLowBalances } from '../src/domains/funding/low-balance.ts';
-import { getOrCreateAccount, post } from '../src/domains/ledger/ledger.ts';
+import { scanLowBalances } from '../src/domains/funding/index.ts';
+import { getOrCreateAccount, post } from '../src/domains/ledger/index.ts';
 import { amount } from '../src/platform/money.ts';
 
 const ALERT_SET = '/open-api-corp/fund/v1/balance-alert-set';

@@ -6,8 +6,8 @@ import type { CardServiceClient } from '../sdk/index.ts';
 import type { Queryable } from '../src/platform/db/db.ts';
 import { ApiError } from '../src/platform/errors.ts';
 import { amount, ZERO, type Amount } from '../src/platform/money.ts';
-import { getBalance, getOrCreateAccount, post, type Bucket, type LedgerAccount } from '../src/domains/ledger/ledger.ts';
-import { auditLedger } from '../src/domains/ledger/audit.ts';
+import { getBalance, getOrCreateAccount, post, type Bucket, type LedgerAccount } from '../src/domains/ledger/index.ts';
+import { auditLedger } from '../src/domains/ledger/index.ts';
 
 describe('ledger: double entry, derived balances, database-enforced invariants (D29, D33)', () => {
   let svc: TestService;

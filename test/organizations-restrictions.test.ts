@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { admin, decimal, eventsOf, expectCode, newCompany, newEmployee } from './helpers/companies.ts';
 import type { CardServiceClient, RestrictionCode } from '../sdk/index.ts';
-import { checkCapability, type Capability, type SubjectState } from '../src/domains/organizations/capabilities.ts';
-import { mergedStatus } from '../src/domains/organizations/restrictions.ts';
+import { checkCapability, type Capability, type SubjectState } from '../src/domains/organizations/index.ts';
+import { mergedStatus } from '../src/domains/organizations/index.ts';
 
 const ORG_RESTRICT = '/open-api-corp/organization/v1/update-restrictions';
 const CUS_RESTRICT = '/open-api-corp/customer/v1/update-restrictions';

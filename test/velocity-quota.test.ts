@@ -2,8 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { dec, digits, expectCode, uniq } from './helpers/velocity-fixtures.ts';
-import { processCardApplications } from '../src/domains/cards/jobs.ts';
-import { bindRulesToCard, checkRulesForCard, recordUsage, releaseUsage, type UsageInput } from '../src/domains/velocity/service.ts';
+import { processCardApplications } from '../src/domains/cards/index.ts';
+import { bindRulesToCard, checkRulesForCard, recordUsage, releaseUsage, type UsageInput } from '../src/domains/velocity/index.ts';
 import { ApiError } from '../src/platform/errors.ts';
 import type { CardServiceClient, CreateRuleParams, Quota, VelocityRule } from '../sdk/index.ts';
 

@@ -2,6 +2,9 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from '../config.ts';
 import type { Db, Queryable } from './db/db.ts';
 import { newId } from './crypto/secrets.ts';
+import { insertMail, listMail, markMailFailed, markMailSent, type OutboxMailRow } from './mail-store.ts';
+
+export type { OutboxMailRow };
 
 export interface MailMessage {
   to: string;
@@ -30,10 +33,9 @@ export class Mailer {
   /** Records the message in the caller's transaction; call deliver() with the id after commit. */
   async enqueue(q: Queryable, message: MailMessage): Promise<string> {
     const mailId = newId('ml');
-    await q.query(
-      `INSERT INTO outbox_mail (mail_id, recipient, subject, body, transport) VALUES ($1, $2, $3, $4, $5)`,
-      [mailId, message.to, message.subject, this.transport ? '' : message.body, this.transport ? 'SMTP' : 'OUTBOX'],
-    );
+    await insertMail(q, {
+      mailId, recipient: message.to, subject: message.subject, body: this.transport ? '' : message.body, transport: this.transport ? 'SMTP' : 'OUTBOX',
+    });
     if (this.transport) this.pending.set(mailId, message);
     else this.log.info({ mailId, recipient: message.to, subject: message.subject }, 'mail written to the outbox (no SMTP configured)');
     return mailId;
@@ -48,11 +50,16 @@ export class Mailer {
     this.pending.delete(mailId);
     try {
       await this.transport.sendMail({ from: this.config.mailFrom, to: message.to, subject: message.subject, text: message.body });
-      await this.db.query('UPDATE outbox_mail SET sent_at = now() WHERE mail_id = $1', [mailId]);
+      await markMailSent(this.db, mailId);
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
-      await this.db.query('UPDATE outbox_mail SET error = $2 WHERE mail_id = $1', [mailId, error]);
+      await markMailFailed(this.db, mailId, error);
       this.log.error({ mailId, error }, 'SMTP delivery failed');
     }
   }
+}
+
+/** Operators (D51): the outbox, newest first; bodies are kept only when no SMTP is configured. */
+export function readOutboxMail(q: Queryable, filter: { recipient: string | null; limit: number; offset: number }): Promise<{ total: number; rows: OutboxMailRow[] }> {
+  return listMail(q, filter.recipient, filter.limit, filter.offset);
 }

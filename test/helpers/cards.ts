@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { ApplyCardParams, Card, CardApplication, CardServiceClient, CreatedPartner, Customer, Organization } from '../../sdk/index.ts';
-import { processCardApplications } from '../../src/domains/cards/jobs.ts';
-import { revealCardSecret } from '../../src/domains/cards/card-data.ts';
-import { findCardSecret } from '../../src/domains/cards/store.ts';
+import { processCardApplications } from '../../src/domains/cards/index.ts';
+import { revealCardSecretOf } from '../../src/domains/cards/index.ts';
 import { approvedEmployee, newCompany } from './companies.ts';
 import type { TestService } from './service.ts';
 
@@ -70,9 +69,9 @@ export async function issueCard(
  * the leak scan. Never printed: assertions only compare it.
  */
 export async function plaintextOf(svc: TestService, partnerId: string, cardId: string): Promise<{ pan: string; cvv2: string; expireDate: string }> {
-  const row = await findCardSecret(svc.db, partnerId, cardId);
-  assert.ok(row, 'card data exists');
-  return revealCardSecret(svc.db, svc.config.masterKey, row);
+  const secret = await revealCardSecretOf(svc.db, svc.config.masterKey, partnerId, cardId);
+  assert.ok(secret, 'card data exists');
+  return secret;
 }
 
 /** Row counts of every table a card operation may write: a rejected call must leave them all unchanged. */

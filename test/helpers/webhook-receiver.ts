@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { recordEvent } from '../../src/domains/events/outbox.ts';
+import { recordEvent } from '../../src/domains/events/index.ts';
 import type { Db } from '../../src/platform/db/db.ts';
 
 /** How the receiver answers one request. */

@@ -1,15 +1,13 @@
 /**
- * What cards need from the other domains, in one place: companies and employees (their stores),
- * capability enforcement (D20, the shared assertCapability), sanctions (D51) and velocity rules
- * (D44). Cards never read those tables directly.
+ * What cards need from the other domains, in one place: companies and employees, capability
+ * enforcement (D20, the shared assertCapability), sanctions (D51) and velocity rules (D44), all
+ * through those domains' public entries. Cards never read those tables directly.
  */
 import type { Queryable } from '../../platform/db/db.ts';
-import { findCustomer, listAddresses } from '../customers/store.ts';
-import { assertCapability } from '../organizations/capabilities.ts';
-import { isSanctioned } from '../organizations/sanctions.ts';
-export { findOrganization, type Organization } from '../organizations/store.ts';
-export { checkRulesForCard, bindRulesToCard } from '../velocity/service.ts';
-export { onCustomerTerminated, onOrganizationTerminated } from '../organizations/subject-status.ts';
+import { addressesOf, findCustomer } from '../customers/index.ts';
+import { assertCapability, isSanctioned } from '../organizations/index.ts';
+export { findOrganization, type Organization } from '../organizations/index.ts';
+export { checkRulesForCard, bindRulesToCard, type CardLookup } from '../velocity/index.ts';
 
 export interface CardCustomer {
   customerId: string;
@@ -25,7 +23,7 @@ export interface CardCustomer {
 export async function findCardCustomer(q: Queryable, partnerId: string, customerId: string): Promise<CardCustomer | null> {
   const customer = await findCustomer(q, partnerId, customerId);
   if (!customer) return null;
-  const addresses = (await listAddresses(q, [customer.customerId])).get(customer.customerId) ?? [];
+  const addresses = await addressesOf(q, customer.customerId);
   return {
     customerId: customer.customerId,
     organizationId: customer.organizationId,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant } from '../../platform/errors.ts';
 import { newId } from '../../platform/crypto/secrets.ts';
-import { recordEvent } from '../events/outbox.ts';
+import { recordEvent } from '../events/index.ts';
 import { drawCardData, expiryYymm } from './card-data.ts';
 import { bindRulesToCard, isCountrySanctioned } from './deps.ts';
 import { ensureCardsReady, type CardDeps } from './profiles.ts';

@@ -1,7 +1,7 @@
 import { activeCardKey, listCardKeys, rotateCardKey } from '../../platform/crypto/card-keys.ts';
 import { resealCardData } from './card-data.ts';
 import { ensureCardsReady, type CardDeps } from './profiles.ts';
-import { lockCardsNotUnderKey, setCardData } from './store.ts';
+import { countCardsNotUnderKey, lockCardsNotUnderKey, setCardData } from './store.ts';
 
 /** Operators: card key inventory (ids, purposes, check values; never key material). */
 export async function cardKeyInventory(deps: CardDeps) {
@@ -29,7 +29,7 @@ export async function reencryptCardData(deps: CardDeps, limit: number) {
       const sealed = await resealCardData(q, deps.config.masterKey, row);
       await setCardData(q, row.cardId, sealed.panKeyId, sealed.panEnc);
     }
-    const [{ remaining }] = await q.query<{ remaining: number }>('SELECT count(*)::int AS remaining FROM cards WHERE pan_key_id <> $1', [active.keyId]);
+    const remaining = await countCardsNotUnderKey(q, active.keyId);
     return { reencrypted: rows.length, remaining, activeKeyId: active.keyId };
   });
 }

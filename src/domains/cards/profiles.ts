@@ -8,6 +8,7 @@ import { ApiError, paramInvalid } from '../../platform/errors.ts';
 import { CORPORATE_SCALE, parseAmount, toDb, toWire } from '../../platform/money.ts';
 import { pageOf, type Paging } from '../../platform/http/schema.ts';
 import type { WireAmount } from '../../platform/http/schema.ts';
+import { partnerExists } from '../partners/index.ts';
 import { findCardProfile, insertCardProfile, listCardProfiles, updateCardProfile, type BalanceMode, type CardForm, type CardNetwork, type CardProfile, type NewCardProfile } from './store.ts';
 
 export interface CardDeps {
@@ -119,8 +120,7 @@ export async function createCardProfile(deps: CardDeps, input: CreateProfileInpu
   const now = new Date(deps.clock.now());
   return deps.db.tx(async (q) => {
     if (input.partnerId) {
-      const [partner] = await q.query('SELECT 1 AS ok FROM partners WHERE partner_id = $1', [input.partnerId]);
-      if (!partner) throw new ApiError('PARTNER_INVALID');
+      if (!(await partnerExists(q, input.partnerId))) throw new ApiError('PARTNER_INVALID');
     }
     const profile: NewCardProfile = {
       cardProfileId: input.cardProfileId ?? newId('cp'),

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { route, type RouteDef } from '../../platform/http/router.ts';
 import { IsoTime, Money, Page, PagingQuery } from '../../platform/http/schema.ts';
 import { CORPORATE_SCALE } from '../../platform/money.ts';
-import { RULE_IDS_PER_CARD_MAX } from '../velocity/service.ts';
+import { RULE_IDS_PER_CARD_MAX } from '../velocity/index.ts';
 import { cardKeyInventory, reencryptCardData, rotatePanDataKey } from './keys.ts';
 import { createCardProfile, listProfilesForOperator, listProfilesForPartner, updateCardProfileSettings, type CardDeps } from './profiles.ts';
 import {

@@ -5,17 +5,18 @@ import { newId } from '../../platform/crypto/secrets.ts';
 import { encryptSecureCard } from '../../platform/crypto/secure-card.ts';
 import { CORPORATE_SCALE, parseAmount, toDb, toWire, type Amount } from '../../platform/money.ts';
 import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema.ts';
-import type { AuthenticatedPartner } from '../partners/authenticate.ts';
-import { recordEvent } from '../events/outbox.ts';
-import { getOrCreateAccount, listAccountsOfOrganization, post, type Balance, type LedgerAccount } from '../ledger/ledger.ts';
-import { revealCardSecret } from './card-data.ts';
+import type { AuthenticatedPartner } from '../../platform/caller.ts';
+import { recordEvent } from '../events/index.ts';
+import { getOrCreateAccount, listAccountsOfOrganization, post, type Balance, type LedgerAccount } from '../ledger/index.ts';
+import type { CardLookup } from '../velocity/index.ts';
+import { revealCardSecret, type CardSecret } from './card-data.ts';
 import {
-  assertCapabilityOf, checkRulesForCard, findCardCustomer, findOrganization, onCustomerTerminated, onOrganizationTerminated,
+  assertCapabilityOf, checkRulesForCard, findCardCustomer, findOrganization,
   type CardCustomer, type Organization,
 } from './deps.ts';
 import { ensureCardsReady, type CardDeps } from './profiles.ts';
 import {
-  findApplicationById, findApplicationByRef, findCard, findCardProfile, findCardSecret, findDepositAccount,
+  findApplicationById, findApplicationByRef, findCard, findCardById as findCardRowById, findCardProfile, findCardSecret, findDepositAccount,
   findTransferByExternalId, insertCardApplication, insertDepositAccount, insertTransfer, listCards, listDepositAccounts,
   lockOpenCardsOfSubject, setCardStatus, type Card, type CardApplication, type CardProfile, type CardStatus,
   type CardSubjectType,
@@ -200,6 +201,33 @@ export async function cardOrderDetail(deps: CardDeps, partnerId: string, cardOrd
 // ---------------------------------------------------------------------------------------------
 // Reads (2.5, D25, D43: every state is readable)
 
+/** A card by id alone, any partner, any state: for internal callers that resolved the partner already (authorization). */
+export async function findCardById(q: Queryable, cardId: string): Promise<Card | null> {
+  return findCardRowById(q, cardId);
+}
+
+/** The partner's card in any state, or null (another partner's id is null, like a missing one). */
+export async function findPartnerCard(q: Queryable, partnerId: string, cardId: string): Promise<Card | null> {
+  return findCard(q, partnerId, cardId);
+}
+
+/** What velocity needs of a card (its port, wired in src/app.ts). */
+export const cardLookup: CardLookup = {
+  async cardFacts(q, partnerId, cardId) {
+    const card = await findCard(q, partnerId, cardId);
+    return card
+      ? {
+        cardId: card.cardId,
+        organizationId: card.organizationId,
+        subjectType: card.subjectType,
+        subjectId: card.subjectId,
+        status: card.status,
+        settlementCurrencies: [...card.settlementCurrencies],
+      }
+      : null;
+  },
+};
+
 export async function queryCard(deps: CardDeps, partnerId: string, cardId: string) {
   const card = await findCard(deps.db, partnerId, cardId);
   if (!card) throw new ApiError('CARD_INVALID');
@@ -309,20 +337,22 @@ export async function cancelCardsOfCustomer(q: Queryable, partnerId: string, cus
   return cards.map((c) => c.cardId);
 }
 
+/** Termination hook (wired in src/app.ts): an employee's cards are cancelled in the terminate transaction. */
+export async function cancelCardsOnCustomerTermination(q: Queryable, e: { partnerId: string; customerId: string; at: Date }): Promise<void> {
+  await cancelCardsOfCustomer(q, e.partnerId, e.customerId, e.at);
+}
+
+/** Termination hook (wired in src/app.ts): a closed company's company cards are cancelled. */
+export async function cancelCardsOnOrganizationTermination(q: Queryable, e: { partnerId: string; organizationId: string; at: Date }): Promise<void> {
+  await cancelCardsOfOrganization(q, e.partnerId, e.organizationId, e.at);
+}
+
 /** Closing a company cancels its company cards (its employees' cards go with their termination). */
 export async function cancelCardsOfOrganization(q: Queryable, partnerId: string, organizationId: string, now: Date): Promise<string[]> {
   const cards = await lockOpenCardsOfSubject(q, partnerId, 'ORGANIZATION', organizationId);
   for (const card of cards) await cancelCardInTx(q, card, now);
   return cards.map((c) => c.cardId);
 }
-
-// The terminate transactions of issue 3 run these hooks (registered once, at module load).
-onCustomerTerminated(async (q, e) => {
-  await cancelCardsOfCustomer(q, e.partnerId, e.customerId, e.at);
-});
-onOrganizationTerminated(async (q, e) => {
-  await cancelCardsOfOrganization(q, e.partnerId, e.organizationId, e.at);
-});
 
 // ---------------------------------------------------------------------------------------------
 // Secure card data (2.6, 4.4, D27)
@@ -335,10 +365,19 @@ export async function retrieveSecureCard(deps: CardDeps, partner: AuthenticatedP
   if (!partner.pciCertified) throw new ApiError('PCI_NOT_CERTIFIED');
   const card = await findCard(deps.db, partner.partnerId, cardId);
   if (!card || card.status !== 'ACTIVE') throw new ApiError('CARD_INVALID');
-  const row = await findCardSecret(deps.db, partner.partnerId, cardId);
-  invariant(row, 'an existing card has card data');
-  const secret = await revealCardSecret(deps.db, deps.config.masterKey, row);
+  const secret = await revealCardSecretOf(deps.db, deps.config.masterKey, partner.partnerId, cardId);
+  invariant(secret, 'an existing card has card data');
   return encryptSecureCard(partner.secretKey, { cardId: card.cardId, ...secret }, partner.secureCardIvMode);
+}
+
+/**
+ * The plaintext PAN, expiry and CVV2 of the partner's card, or null for an unknown card (D26). Only
+ * for a caller that encrypts the answer at once (secure card) or a process-local check (the tests'
+ * leak scan); never logged, stored or returned as is.
+ */
+export async function revealCardSecretOf(q: Queryable, masterKey: Buffer, partnerId: string, cardId: string): Promise<CardSecret | null> {
+  const row = await findCardSecret(q, partnerId, cardId);
+  return row ? revealCardSecret(q, masterKey, row) : null;
 }
 
 // ---------------------------------------------------------------------------------------------

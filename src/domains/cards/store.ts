@@ -461,3 +461,8 @@ export async function lockCardsNotUnderKey(q: Queryable, activeKeyId: string, li
 export async function setCardData(q: Queryable, cardId: string, panKeyId: string, panEnc: string): Promise<void> {
   await q.query('UPDATE cards SET pan_key_id = $2, pan_enc = $3 WHERE card_id = $1', [cardId, panKeyId, panEnc]);
 }
+
+export async function countCardsNotUnderKey(q: Queryable, activeKeyId: string): Promise<number> {
+  const [{ remaining }] = await q.query<{ remaining: number }>('SELECT count(*)::int AS remaining FROM cards WHERE pan_key_id <> $1', [activeKeyId]);
+  return remaining;
+}

@@ -7,8 +7,8 @@
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant } from '../../platform/errors.ts';
-import { recordEvent } from '../events/outbox.ts';
-import { findCustomer, setKycStatus, type Customer, type KycStatus } from './store.ts';
+import { recordEvent } from '../events/index.ts';
+import { closeOpenKycReviews, findCustomer, insertKycReview, setKycStatus, type Customer, type KycStatus } from './store.ts';
 
 export type KycDecision = 'APPROVED' | 'REJECTED';
 export type KycDecider = 'OPERATOR' | 'SANDBOX' | 'SCREENING';
@@ -17,10 +17,7 @@ export type ReviewOpener = 'CREATE' | 'NAME_CHANGE' | 'RESUBMIT';
 /** Opens a review and sets the employee PENDING; emits the event unless this is the creation. */
 export async function openReview(q: Queryable, customer: Customer, openedBy: ReviewOpener, at: Date): Promise<void> {
   invariant(customer.kycStatus !== 'PENDING' || openedBy === 'CREATE', 'no second review while one is in flight');
-  await q.query(
-    `INSERT INTO kyc_reviews (review_id, customer_id, opened_by, status, opened_at) VALUES ($1, $2, $3, 'PENDING', $4)`,
-    [newId('kyc'), customer.customerId, openedBy, at],
-  );
+  await insertKycReview(q, { reviewId: newId('kyc'), customerId: customer.customerId, openedBy, openedAt: at });
   await setKycStatus(q, customer.customerId, 'PENDING', null, at);
   if (openedBy !== 'CREATE') await emitKycChanged(q, customer, 'PENDING', null, at);
 }
@@ -54,12 +51,8 @@ export async function decideKyc(q: Queryable, d: DecisionInput) {
   if (!customer) throw new ApiError('CUSTOMER_INVALID');
   if (customer.lifecycle !== 'ACTIVE') throw new ApiError('CUSTOMER_INVALID', 'Employee is TERMINATED');
   if (customer.kycStatus !== 'PENDING') throw new ApiError('STATUS_CONFLICT', `No KYC review in flight (kycStatus ${customer.kycStatus})`);
-  const closed = await q.query(
-    `UPDATE kyc_reviews SET status = $2, reason = $3, decided_by = $4, decided_at = $5
-     WHERE customer_id = $1 AND status = 'PENDING' RETURNING review_id`,
-    [customer.customerId, d.decision, d.reason, d.decidedBy, d.at],
-  );
-  invariant(closed.length === 1, `exactly one review in flight for ${customer.customerId}`);
+  const closed = await closeOpenKycReviews(q, customer.customerId, { status: d.decision, reason: d.reason, decidedBy: d.decidedBy, decidedAt: d.at });
+  invariant(closed === 1, `exactly one review in flight for ${customer.customerId}`);
   await setKycStatus(q, customer.customerId, d.decision, d.reason, d.at);
   await emitKycChanged(q, customer, d.decision, d.reason, d.at);
   return { customerId: customer.customerId, kycStatus: d.decision, reason: d.reason };

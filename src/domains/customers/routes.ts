@@ -4,7 +4,7 @@ import { route, type RouteDef } from '../../platform/http/router.ts';
 import {
   CountryCode, CustomerId, MergedStatus, OrganizationId, PRINTABLE, REF_MAX, Remark, RestrictionArray, RestrictionView,
   restrictionSets,
-} from '../organizations/schemas.ts';
+} from '../organizations/index.ts';
 import {
   createCustomer, listCustomersPage, queryCustomer, resubmit, terminate, updateAddress, updateCustomerRestrictions,
   updateEmail, updateName, updatePhone, type CustomerDeps,

@@ -1,17 +1,15 @@
-import type { AppContext } from '../../app.ts';
+import type { AppContext } from '../../platform/context.ts';
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
 import { pageOf, type Paging } from '../../platform/http/schema.ts';
-import { assertCapability } from '../organizations/capabilities.ts';
-import { isIsoCountry, isSupportedPhoneCountry } from '../organizations/countries.ts';
-import { listRestrictions, listRestrictionsOf, mergedStatus, type Restriction, type RestrictionCode } from '../organizations/restrictions.ts';
-import { assertNotSanctioned } from '../organizations/sanctions.ts';
-import { findOrganization } from '../organizations/store.ts';
-import { terminateCustomer, updateRestrictions } from '../organizations/subject-status.ts';
+import {
+  assertCapability, assertNotSanctioned, findOrganization, isIsoCountry, isSupportedPhoneCountry, listRestrictions, listRestrictionsOf,
+  mergedStatus, terminateCustomer, updateRestrictions, type Restriction, type RestrictionCode,
+} from '../organizations/index.ts';
 import { openReview, resubmitKyc } from './kyc.ts';
 import {
-  customerRefTaken, findCustomer, insertCustomer, listAddresses, listCustomers, setEmail, setName, setPhone, upsertAddresses,
+  customerRefTaken, findCustomer as findCustomerRow, insertCustomer, listAddresses, listCustomers, setEmail, setName, setPhone, touchCustomer, upsertAddresses,
   type Address, type Customer,
 } from './store.ts';
 
@@ -137,13 +135,13 @@ export async function createCustomer(deps: CustomerDeps, partnerId: string, inpu
     invariant(customer, 'customerRef free under the organization lock');
     await upsertAddresses(q, customer.customerId, addresses, at);
     await openReview(q, customer, 'CREATE', at);
-    return viewOf(q, (await findCustomer(q, partnerId, customer.customerId))!);
+    return viewOf(q, (await findCustomerRow(q, partnerId, customer.customerId))!);
   });
 }
 
 /** The partner's employee or CUSTOMER_INVALID; `forUpdate` for writes, which also need it ACTIVE (D43). */
 async function requireCustomer(q: Queryable, partnerId: string, customerId: string, forUpdate: boolean): Promise<Customer> {
-  const customer = await findCustomer(q, partnerId, customerId, forUpdate);
+  const customer = await findCustomerRow(q, partnerId, customerId, forUpdate);
   if (!customer) throw new ApiError('CUSTOMER_INVALID');
   if (forUpdate && customer.lifecycle !== 'ACTIVE') throw new ApiError('CUSTOMER_INVALID', 'Employee is TERMINATED');
   return customer;
@@ -215,7 +213,7 @@ export async function updateAddress(deps: CustomerDeps, partnerId: string, custo
     await requireCustomer(q, partnerId, customerId, true);
     await assertNotSanctioned(q, addresses.map((a, i) => ({ field: `addresses.${i}.addressCountryCode`, countryCode: a.addressCountryCode })));
     await upsertAddresses(q, customerId, addresses, at);
-    await q.query('UPDATE customers SET updated_at = $2 WHERE customer_id = $1', [customerId, at]);
+    await touchCustomer(q, customerId, at);
   });
   return null;
 }
@@ -254,4 +252,14 @@ export async function resubmit(deps: CustomerDeps, partnerId: string, customerId
   const at = new Date(deps.clock.now());
   await deps.db.tx((q) => resubmitKyc(q, partnerId, customerId, at));
   return null;
+}
+
+/** The partner's employee in any state, or null (another partner's id is null, like a missing one). */
+export async function findCustomer(q: Queryable, partnerId: string, customerId: string): Promise<Customer | null> {
+  return findCustomerRow(q, partnerId, customerId);
+}
+
+/** The employee's addresses (2.7), for screening and card delivery. */
+export async function addressesOf(q: Queryable, customerId: string): Promise<Address[]> {
+  return (await listAddresses(q, [customerId])).get(customerId) ?? [];
 }

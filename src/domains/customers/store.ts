@@ -149,3 +149,84 @@ export async function listAddresses(q: Queryable, customerIds: string[]): Promis
   for (const { customerId, ...address } of rows) out.get(customerId)?.push(address);
   return out;
 }
+
+/** Bumps the employee's modifyTime (a change held in another table, e.g. addresses). */
+export async function touchCustomer(q: Queryable, customerId: string, at: Date): Promise<void> {
+  await q.query('UPDATE customers SET updated_at = $2 WHERE customer_id = $1', [customerId, at]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// KYC reviews (D17)
+
+export interface NewKycReview {
+  reviewId: string;
+  customerId: string;
+  openedBy: 'CREATE' | 'NAME_CHANGE' | 'RESUBMIT';
+  openedAt: Date;
+}
+
+export async function insertKycReview(q: Queryable, r: NewKycReview): Promise<void> {
+  await q.query(
+    `INSERT INTO kyc_reviews (review_id, customer_id, opened_by, status, opened_at) VALUES ($1, $2, $3, 'PENDING', $4)`,
+    [r.reviewId, r.customerId, r.openedBy, r.openedAt],
+  );
+}
+
+/** Closes the employee's PENDING reviews with the decision; returns how many were closed. */
+export async function closeOpenKycReviews(
+  q: Queryable,
+  customerId: string,
+  d: { status: 'APPROVED' | 'REJECTED'; reason: string | null; decidedBy: string; decidedAt: Date },
+): Promise<number> {
+  const closed = await q.query(
+    `UPDATE kyc_reviews SET status = $2, reason = $3, decided_by = $4, decided_at = $5
+     WHERE customer_id = $1 AND status = 'PENDING' RETURNING review_id`,
+    [customerId, d.status, d.reason, d.decidedBy, d.decidedAt],
+  );
+  return closed.length;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The employee as a subject of restrictions and status changes (D16, D18-D21)
+
+export interface CustomerSubjectRow {
+  partnerId: string;
+  organizationId: string;
+  lifecycle: Customer['lifecycle'];
+  suspended: boolean;
+}
+
+/** Locks the employee row; with a partnerId, another partner's employee is null. */
+export async function lockCustomerSubject(q: Queryable, customerId: string, partnerId: string | null): Promise<CustomerSubjectRow | null> {
+  const rows = await q.query<CustomerSubjectRow>(
+    `SELECT partner_id AS "partnerId", organization_id AS "organizationId", lifecycle, suspended
+       FROM customers WHERE customer_id = $1 AND ($2::text IS NULL OR partner_id = $2) FOR UPDATE`,
+    [customerId, partnerId],
+  );
+  return rows[0] ?? null;
+}
+
+export async function findCustomerSubject(q: Queryable, customerId: string): Promise<CustomerSubjectRow | null> {
+  const rows = await q.query<CustomerSubjectRow>(
+    `SELECT partner_id AS "partnerId", organization_id AS "organizationId", lifecycle, suspended FROM customers WHERE customer_id = $1`,
+    [customerId],
+  );
+  return rows[0] ?? null;
+}
+
+export async function setCustomerSuspended(q: Queryable, customerId: string, suspended: boolean, at: Date): Promise<void> {
+  await q.query('UPDATE customers SET suspended = $2, updated_at = $3 WHERE customer_id = $1', [customerId, suspended, at]);
+}
+
+export async function markCustomerTerminated(q: Queryable, customerId: string, at: Date): Promise<void> {
+  await q.query(`UPDATE customers SET lifecycle = 'TERMINATED', terminated_at = $2, updated_at = $2 WHERE customer_id = $1`, [customerId, at]);
+}
+
+/** The company's employees whose lifecycle is ACTIVE, in id order. */
+export async function listActiveCustomerIds(q: Queryable, organizationId: string): Promise<string[]> {
+  const rows = await q.query<{ customerId: string }>(
+    `SELECT customer_id AS "customerId" FROM customers WHERE organization_id = $1 AND lifecycle = 'ACTIVE' ORDER BY customer_id`,
+    [organizationId],
+  );
+  return rows.map((r) => r.customerId);
+}

@@ -2,14 +2,17 @@ import { Type } from 'typebox';
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Db } from '../../platform/db/db.ts';
 import { ASSET_MAX_SCALE, parseAmount, toWire, wireNumberText } from '../../platform/money.ts';
-import { Money } from '../../platform/http/schema.ts';
+import { Money, pageOf, PagingQuery } from '../../platform/http/schema.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
+import { readOutboxMail } from '../../platform/mail.ts';
+import { insertDecimalProbe } from './store.ts';
 
 const AMOUNT_RULES = { maxScale: ASSET_MAX_SCALE, sign: 'any' } as const;
 
 /**
- * Sandbox-only probe for D4: the amount is parsed losslessly, stored in a NUMERIC column, read back
+ * Probes for partners and operators. The decimal echo is a sandbox-only probe for D4: the amount is parsed losslessly, stored in a NUMERIC column, read back
  * and answered as a JSON number with the same digits. Partners use it to check their JSON stack.
+ * The mail outbox read lets operators see what the service sent (D14, D51).
  */
 export function diagnosticsRoutes(deps: { db: Db }): RouteDef[] {
   return [
@@ -28,11 +31,27 @@ export function diagnosticsRoutes(deps: { db: Db }): RouteDef[] {
         // The text as the partner wrote it goes to the unconstrained NUMERIC column, which keeps its scale.
         const text = wireNumberText(body.amount)!;
         const probeId = newId('dp');
-        const [row] = await deps.db.query<{ amount: string }>(
-          'INSERT INTO decimal_probes (probe_id, partner_id, amount) VALUES ($1, $2, $3::numeric) RETURNING amount::text AS amount',
-          [probeId, partner.partnerId, text],
-        );
-        return { probeId, amount: toWire(row.amount) };
+        const stored = await insertDecimalProbe(deps.db, { probeId, partnerId: partner.partnerId, amountText: text });
+        return { probeId, amount: toWire(stored) };
+      },
+    }),
+    route({
+      method: 'GET',
+      url: '/internal/admin/v1/outbox-mail',
+      auth: 'admin',
+      tag: 'Admin',
+      summary: 'Read the mail outbox, newest first (D14, D51); bodies are kept only when no SMTP is configured',
+      querystring: Type.Object({ recipient: Type.Optional(Type.String({ maxLength: 128 })), ...PagingQuery }),
+      errors: [],
+      handler: async ({ query }) => {
+        const paging = { page: query.page ?? 1, pageSize: query.pageSize ?? 20 };
+        const { total, rows } = await readOutboxMail(deps.db, {
+          recipient: query.recipient ?? null, limit: paging.pageSize, offset: (paging.page - 1) * paging.pageSize,
+        });
+        return pageOf(paging, total, rows.map((r) => ({
+          mailId: r.mailId, recipient: r.recipient, subject: r.subject, body: r.body, transport: r.transport,
+          sentTime: r.sentAt ? r.sentAt.toISOString() : null, error: r.error, createTime: r.createdAt.toISOString(),
+        })));
       },
     }),
   ];

@@ -1,9 +1,10 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../platform/clock.ts';
-import { hmacSha256Hex, newId, unseal } from '../../platform/crypto/secrets.ts';
+import { hmacSha256Hex, newId } from '../../platform/crypto/secrets.ts';
+import { invariant } from '../../platform/errors.ts';
 import type { Db } from '../../platform/db/db.ts';
-import { partnerSecretContext } from '../partners/authenticate.ts';
+import { partnersByIds, revealPartnerSecret } from '../partners/index.ts';
 import {
   finishAttempt, insertAttempt, leaseDue, markAbandonedAttempts, settleEvent,
   type AttemptResult, type LeasedEvent, type NextState,
@@ -107,11 +108,17 @@ export async function leaseDueEvents(deps: EventDeps, options: { limit?: number 
   return deps.db.tx(async (q) => {
     const rows = await leaseDue(q, { now, leaseUntil, leaseToken, limit });
     await markAbandonedAttempts(q, rows.map((r) => r.eventId), now);
+    const partners = new Map((await partnersByIds(q, rows.map((r) => r.partnerId))).map((p) => [p.partnerId, p]));
     const leased: LeasedEvent[] = [];
     for (const row of rows) {
+      const partner = partners.get(row.partnerId);
+      invariant(partner, `event ${row.eventId} belongs to an existing partner`);
       const attemptId = newId('ea');
       await insertAttempt(q, { attemptId, eventId: row.eventId, attemptNo: row.attemptNo, startedAt: now });
-      leased.push({ ...row, attemptId, startedAt: now });
+      leased.push({
+        ...row, attemptId, startedAt: now,
+        partnerStatus: partner.status, apiKey: partner.apiKey, secretKeyEnc: partner.secretKeyEnc, webhookUrl: partner.webhookUrl,
+      });
     }
     return leased;
   });
@@ -128,7 +135,7 @@ async function attempt(deps: EventDeps, event: LeasedEvent): Promise<PostResult>
   if (!event.apiKey || !event.secretKeyEnc) return notConfigured('partner has no credentials yet, so the webhook cannot be signed');
   let secretKey: string;
   try {
-    secretKey = unseal(deps.config.masterKey, event.secretKeyEnc, partnerSecretContext(event.partnerId));
+    secretKey = revealPartnerSecret(deps.config.masterKey, event.partnerId, event.secretKeyEnc);
   } catch {
     return notConfigured('partner secret key cannot be read with this master key');
   }

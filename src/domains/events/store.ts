@@ -3,8 +3,57 @@ import type { AttemptOutcome } from './webhook-http.ts';
 
 export type EventStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
 
+/**
+ * The next sequence number of (partner, businessId), as text (BIGINT). The upsert takes the row
+ * lock, so concurrent writers for one business id are serialized and never share a number.
+ */
+export async function nextEventSequence(q: Queryable, partnerId: string, businessId: string): Promise<string> {
+  const [{ sequence }] = await q.query<{ sequence: string }>(
+    `INSERT INTO event_sequences (partner_id, business_id, last_sequence) VALUES ($1, $2, 1)
+     ON CONFLICT (partner_id, business_id) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1
+     RETURNING last_sequence AS sequence`,
+    [partnerId, businessId],
+  );
+  return sequence;
+}
+
+export interface NewPendingEvent {
+  eventId: string;
+  partnerId: string;
+  eventType: string;
+  businessId: string;
+  sequence: string;
+  /** Lossless JSON text of `data`. */
+  payload: string;
+  createTime: Date;
+}
+
+/** Inserts the event due for delivery at once (D38): the worker sees it when the caller's transaction commits. */
+export async function insertPendingEvent(q: Queryable, e: NewPendingEvent): Promise<void> {
+  await q.query(
+    `INSERT INTO events (event_id, partner_id, event_type, business_id, sequence, payload, create_time,
+       status, next_attempt_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'PENDING', $7)`,
+    [e.eventId, e.partnerId, e.eventType, e.businessId, e.sequence, e.payload, e.createTime],
+  );
+}
+
 /** An event as the delivery worker holds it while its lease runs. */
-export interface LeasedEvent {
+export interface LeasedEvent extends LeasedEventRow, WebhookTarget {
+  attemptId: string;
+  startedAt: Date;
+}
+
+/** The partner's webhook settings as they are at lease time (read through the partners domain). */
+export interface WebhookTarget {
+  partnerStatus: string;
+  apiKey: string | null;
+  secretKeyEnc: string | null;
+  webhookUrl: string | null;
+}
+
+/** The event row as the lease statement returns it. */
+export interface LeasedEventRow {
   eventId: string;
   partnerId: string;
   eventType: string;
@@ -20,13 +69,6 @@ export interface LeasedEvent {
   deliveryAttempt: number;
   deliveryStartedAt: Date;
   leaseToken: string;
-  attemptId: string;
-  startedAt: Date;
-  // The partner's settings as they are at lease time.
-  partnerStatus: string;
-  apiKey: string | null;
-  secretKeyEnc: string | null;
-  webhookUrl: string | null;
 }
 
 /**
@@ -37,8 +79,8 @@ export interface LeasedEvent {
 export async function leaseDue(
   q: Queryable,
   args: { now: Date; leaseUntil: Date; leaseToken: string; limit: number },
-): Promise<Array<Omit<LeasedEvent, 'attemptId' | 'startedAt'>>> {
-  return q.query<Omit<LeasedEvent, 'attemptId' | 'startedAt'>>(
+): Promise<LeasedEventRow[]> {
+  return q.query<LeasedEventRow>(
     `WITH due AS (
        SELECT event_id FROM events
         WHERE status = 'PENDING' AND next_attempt_at <= $1
@@ -56,10 +98,8 @@ export async function leaseDue(
      SELECT l.event_id AS "eventId", l.partner_id AS "partnerId", l.event_type AS "eventType",
             l.business_id AS "businessId", l.sequence::text AS "sequence", l.payload, l.create_time AS "createTime",
             l.attempts AS "attemptNo", l.delivery_attempts AS "deliveryAttempt",
-            l.delivery_started_at AS "deliveryStartedAt", l.lease_token AS "leaseToken",
-            p.status AS "partnerStatus", p.api_key AS "apiKey", p.secret_key_enc AS "secretKeyEnc",
-            p.webhook_url AS "webhookUrl"
-       FROM leased l JOIN partners p ON p.partner_id = l.partner_id`,
+            l.delivery_started_at AS "deliveryStartedAt", l.lease_token AS "leaseToken"
+       FROM leased l`,
     [args.now, args.leaseUntil, args.leaseToken, args.limit],
   );
 }

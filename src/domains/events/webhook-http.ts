@@ -2,7 +2,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { ForbiddenAddressError, guardedLookup, hostOf, isForbiddenAddress } from './ssrf.ts';
+import { ForbiddenAddressError, guardedLookup, hostOf, isForbiddenAddress } from '../../platform/http/ssrf.ts';
 
 export type AttemptOutcome = 'SUCCESS' | 'HTTP_ERROR' | 'TIMEOUT' | 'NETWORK_ERROR' | 'BLOCKED' | 'NOT_CONFIGURED';
 

@@ -8,10 +8,12 @@
  *     ledger entry since the last alert), the next fall alerts again at once, the same day too.
  * Safe on several instances: each batch leases its settings rows with FOR UPDATE SKIP LOCKED.
  */
-import type { AppContext } from '../../app.ts';
-import { recordEvent } from '../events/outbox.ts';
+import type { AppContext } from '../../platform/context.ts';
+import { recordEvent } from '../events/index.ts';
 import { fromDb } from '../../platform/money.ts';
 import { corporateWire } from './service.ts';
+import { availableReachedSince } from '../ledger/index.ts';
+import { leaseAlertCandidates, listAlertEmails, rearmAlert, recordAlertSent } from './store.ts';
 
 export type LowBalanceDeps = Pick<AppContext, 'db' | 'clock' | 'mailer'>;
 
@@ -19,19 +21,6 @@ export type LowBalanceDeps = Pick<AppContext, 'db' | 'clock' | 'mailer'>;
 export const LOW_BALANCE_SCAN_INTERVAL_MS = 60_000;
 /** Settings rows leased per transaction. */
 const SCAN_BATCH_SIZE = 100;
-
-interface Candidate {
-  organizationId: string;
-  currency: string;
-  threshold: string;
-  lastAlertDay: string | null;
-  lastAlertVersion: string | null;
-  partnerId: string;
-  organizationName: string;
-  accountId: string;
-  available: string;
-  version: string;
-}
 
 export interface ScanResult {
   checked: number;
@@ -52,42 +41,21 @@ export async function scanLowBalances(deps: LowBalanceDeps): Promise<ScanResult>
     const today = utcDay(nowMs);
     const mailIds: string[] = [];
     const batch = await deps.db.tx(async (q) => {
-      const rows = await q.query<Candidate>(
-        `SELECT s.organization_id AS "organizationId", s.currency, s.threshold::text AS threshold,
-                s.last_alert_day::text AS "lastAlertDay", s.last_alert_version::text AS "lastAlertVersion",
-                o.partner_id AS "partnerId", o.organization_name AS "organizationName",
-                a.account_id AS "accountId", a.available::text AS available, a.version::text AS version
-           FROM balance_alert_settings s
-           JOIN organizations o ON o.organization_id = s.organization_id AND o.lifecycle = 'ACTIVE'
-           JOIN ledger_accounts a ON a.partner_id = o.partner_id AND a.owner_type = 'ORGANIZATION_POOL'
-                                 AND a.owner_id = s.organization_id AND a.currency = s.currency
-          WHERE (s.organization_id, s.currency) > ($1, $2)
-          ORDER BY s.organization_id, s.currency
-          LIMIT $3
-          FOR UPDATE OF s SKIP LOCKED`,
-        [after[0], after[1], SCAN_BATCH_SIZE],
-      );
+      const rows = await leaseAlertCandidates(q, after, SCAN_BATCH_SIZE);
       for (const c of rows) {
         result.checked++;
         const available = fromDb(c.available);
         const threshold = fromDb(c.threshold);
         if (available.gte(threshold)) {
           if (c.lastAlertDay !== null) {
-            await q.query(
-              `UPDATE balance_alert_settings SET last_alert_day = NULL, last_alert_version = NULL WHERE organization_id = $1 AND currency = $2`,
-              [c.organizationId, c.currency],
-            );
+            await rearmAlert(q, c.organizationId, c.currency);
           }
           continue;
         }
         let due = c.lastAlertDay === null || c.lastAlertDay < today;
         if (!due) {
           // Topped up to the threshold and fallen again between two scans: the entries say so.
-          const recovered = await q.query(
-            `SELECT 1 FROM ledger_entries WHERE account_id = $1 AND account_version > $2 AND available_after >= $3::numeric LIMIT 1`,
-            [c.accountId, c.lastAlertVersion ?? '0', c.threshold],
-          );
-          due = recovered.length > 0;
+          due = await availableReachedSince(q, c.accountId, c.lastAlertVersion ?? '0', c.threshold);
         }
         if (!due) continue;
         await recordEvent(q, {
@@ -97,11 +65,8 @@ export async function scanLowBalances(deps: LowBalanceDeps): Promise<ScanResult>
           data: { organizationId: c.organizationId, currency: c.currency, available: corporateWire(available), threshold: corporateWire(threshold) },
           createTime: now,
         });
-        const emails = await q.query<{ email: string }>(
-          'SELECT email FROM balance_alert_emails WHERE organization_id = $1 ORDER BY position',
-          [c.organizationId],
-        );
-        for (const { email } of emails) {
+        const emails = await listAlertEmails(q, c.organizationId);
+        for (const email of emails) {
           mailIds.push(await deps.mailer.enqueue(q, {
             to: email,
             subject: `Low balance: ${c.organizationName} ${c.currency} pool`,
@@ -114,11 +79,7 @@ export async function scanLowBalances(deps: LowBalanceDeps): Promise<ScanResult>
             ].join('\n'),
           }));
         }
-        await q.query(
-          `UPDATE balance_alert_settings SET last_alert_day = $3::date, last_alert_version = $4, last_alert_at = $5
-            WHERE organization_id = $1 AND currency = $2`,
-          [c.organizationId, c.currency, today, c.version, now],
-        );
+        await recordAlertSent(q, c.organizationId, c.currency, { day: today, version: c.version, at: now });
         result.fired++;
       }
       return rows;

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { IsoTime, Money, Page, PagingQuery } from '../../platform/http/schema.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
-import { FundingCurrency, OrganizationId } from '../organizations/schemas.ts';
+import { FundingCurrency, OrganizationId } from '../organizations/index.ts';
 import { fundBalance, queryBalanceAlerts, setBalanceAlerts, statement, THRESHOLD_RULES, type FundingDeps } from './service.ts';
 
 /** Section 8: alert mailboxes up to 128 characters. */

@@ -1,13 +1,12 @@
 import { LosslessNumber } from 'lossless-json';
-import type { AppContext } from '../../app.ts';
+import type { AppContext } from '../../platform/context.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
 import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema.ts';
 import { CORPORATE_SCALE, fromDb, parseAmount, toDb, type Amount } from '../../platform/money.ts';
-import { findAccount, getOrCreateAccount, listAccountsOfOrganization, listAccountsOfOwner, post } from '../ledger/ledger.ts';
-import { assertCapability } from '../organizations/capabilities.ts';
-import { findOrganization } from '../organizations/store.ts';
-import { listPoolMovements, readAlertConfig, replaceAlertConfig } from './store.ts';
+import { findAccount, getOrCreateAccount, listAccountsOfOrganization, listAccountsOfOwner, listMovements, post, type LedgerAccount } from '../ledger/index.ts';
+import { assertCapability, findOrganization, findOrganizationShared } from '../organizations/index.ts';
+import { readAlertConfig, replaceAlertConfig } from './store.ts';
 
 export type FundingDeps = Pick<AppContext, 'db' | 'clock'>;
 
@@ -64,8 +63,8 @@ export async function statement(deps: FundingDeps, partnerId: string, query: Sta
   if (startTime && endTime && startTime.getTime() > endTime.getTime()) throw paramInvalid('endTime', 'must not be before startTime');
   const organization = await findOrganization(deps.db, partnerId, query.organizationId);
   if (!organization) throw new ApiError('ORGANIZATION_INVALID');
-  const { total, rows } = await listPoolMovements(deps.db, {
-    partnerId, organizationId: query.organizationId, currency: query.currency ?? null, startTime, endTime,
+  const { total, rows } = await listMovements(deps.db, {
+    partnerId, ownerType: 'ORGANIZATION_POOL', ownerId: query.organizationId, currency: query.currency ?? null, startTime, endTime,
   }, paging.pageSize, (paging.page - 1) * paging.pageSize);
   return pageOf(paging, total, rows.map((r) => {
     const availableAfter = fromDb(r.availableAfter);
@@ -169,11 +168,8 @@ export interface PoolDeposit {
  * is read FOR SHARE so a concurrent freeze either precedes the deposit or waits for it.
  */
 export async function depositToPool(q: Queryable, d: PoolDeposit) {
-  const rows = await q.query<{ lifecycle: string }>(
-    'SELECT lifecycle FROM organizations WHERE organization_id = $1 AND partner_id = $2 FOR SHARE',
-    [d.organizationId, d.partnerId],
-  );
-  if (!rows[0] || rows[0].lifecycle !== 'ACTIVE') throw new ApiError('SUBJECT_INVALID', 'Organization is missing or invalid');
+  const organization = await findOrganizationShared(q, d.partnerId, d.organizationId);
+  if (!organization || organization.lifecycle !== 'ACTIVE') throw new ApiError('SUBJECT_INVALID', 'Organization is missing or invalid');
   const pool = await findAccount(q, { partnerId: d.partnerId, ownerType: 'ORGANIZATION_POOL', ownerId: d.organizationId, currency: d.currency });
   if (!pool) throw new ApiError('CURRENCY_NOT_ALLOWED', `The company has no ${d.currency} funding pool`);
   await assertCapability(q, { subjectType: 'ORGANIZATION', subjectId: d.organizationId }, 'CASH_IN');
@@ -191,4 +187,16 @@ export async function depositToPool(q: Queryable, d: PoolDeposit) {
   });
   const balance = posting.balances.get(pool.accountId)!;
   return { postingId: posting.postingId, balance };
+}
+
+/** The company's funding pool in a currency (a ledger account), or null when it has none. */
+export async function poolAccountOf(q: Queryable, partnerId: string, organizationId: string, currency: string): Promise<LedgerAccount | null> {
+  return findAccount(q, { partnerId, ownerType: 'ORGANIZATION_POOL', ownerId: organizationId, currency });
+}
+
+/** 2.12: the low-balance threshold configured for the company's pool in a currency, or null when none is set. */
+export async function lowBalanceThresholdOf(q: Queryable, organizationId: string, currency: string): Promise<Amount | null> {
+  const config = await readAlertConfig(q, organizationId);
+  const setting = config.settings.find((s) => s.currency === currency);
+  return setting ? fromDb(setting.threshold) : null;
 }

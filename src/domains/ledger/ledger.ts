@@ -44,9 +44,16 @@ import { newId } from '../../platform/crypto/secrets.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant } from '../../platform/errors.ts';
 import { fromDb, toDb, ZERO, type Amount } from '../../platform/money.ts';
+import {
+  availableReachedSince as availableReachedSinceRow, insertEntries, insertPosting, listMovementRows, type EntryRow, type MovementFilter,
+  type MovementRow,
+} from './postings-store.ts';
+import {
+  findAccountRow, findAccountRowById, findAccountRowsByIds, insertAccountIfAbsent, listAccountRowsOfOrganization,
+  listAccountRowsOfOwner, lockAccountRows, type AccountRow, type Bucket, type OwnerType,
+} from './store.ts';
 
-export type OwnerType = 'ORGANIZATION_POOL' | 'CARD' | 'MANAGED_USER' | 'EXTERNAL' | 'CLEARING' | 'FEE_INCOME';
-export type Bucket = 'AVAILABLE' | 'PENDING';
+export type { AccountRow, Bucket, MovementFilter, MovementRow, OwnerType };
 
 /** Owner types that mirror money outside the service: they may go negative. */
 const SYSTEM_OWNER_TYPES: ReadonlySet<OwnerType> = new Set(['EXTERNAL', 'CLEARING', 'FEE_INCOME']);
@@ -55,35 +62,15 @@ const SYSTEM_OWNER_TYPES: ReadonlySet<OwnerType> = new Set(['EXTERNAL', 'CLEARIN
 export const MAX_ENTRIES_PER_POSTING = 16;
 const POSTING_KIND = /^[A-Z][A-Z0-9_]{0,39}$/;
 
-export interface LedgerAccount {
-  accountId: string;
-  partnerId: string;
-  organizationId: string | null;
-  ownerType: OwnerType;
-  ownerId: string;
-  currency: string;
-  allowNegative: boolean;
-  available: Amount;
-  pending: Amount;
-  total: Amount;
-  version: number;
-  createdAt: Date;
-}
+type BalanceField = 'available' | 'pending' | 'total';
 
-export interface Balance {
-  available: Amount;
-  pending: Amount;
-  total: Amount;
-}
+/** An account as the ledger hands it out: its row with exact Amounts and the version as a number. */
+export type LedgerAccount = Omit<AccountRow, BalanceField | 'version'> & Record<BalanceField, Amount> & { version: number };
 
-export interface AccountKey {
-  partnerId: string;
-  ownerType: OwnerType;
-  ownerId: string;
-  currency: string;
-  /** The owning company, for pools and dedicated card balances. */
-  organizationId?: string | null;
-}
+export type Balance = Pick<LedgerAccount, BalanceField>;
+
+/** Who owns an account and in which currency; `organizationId` names the owning company of pools and card balances. */
+export type AccountKey = Pick<AccountRow, 'partnerId' | 'ownerType' | 'ownerId' | 'currency'> & { organizationId?: string | null };
 
 export interface EntryInput {
   accountId: string;
@@ -127,26 +114,6 @@ export interface PostingResult {
   balances: Map<string, Balance>;
 }
 
-interface AccountRow {
-  accountId: string;
-  partnerId: string;
-  organizationId: string | null;
-  ownerType: OwnerType;
-  ownerId: string;
-  currency: string;
-  allowNegative: boolean;
-  available: string;
-  pending: string;
-  total: string;
-  version: string;
-  createdAt: Date;
-}
-
-const ACCOUNT_COLUMNS = `account_id AS "accountId", partner_id AS "partnerId", organization_id AS "organizationId",
-  owner_type AS "ownerType", owner_id AS "ownerId", currency, allow_negative AS "allowNegative",
-  available::text AS available, pending::text AS pending, total::text AS total, version::text AS version,
-  created_at AS "createdAt"`;
-
 function toAccount(row: AccountRow): LedgerAccount {
   const account: LedgerAccount = {
     ...row,
@@ -164,50 +131,33 @@ function toAccount(row: AccountRow): LedgerAccount {
 export async function getOrCreateAccount(q: Queryable, key: AccountKey, createTime: Date = new Date()): Promise<LedgerAccount> {
   const existing = await findAccount(q, key);
   if (existing) return existing;
-  await q.query(
-    `INSERT INTO ledger_accounts (account_id, partner_id, organization_id, owner_type, owner_id, currency, allow_negative, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-     ON CONFLICT (partner_id, owner_type, owner_id, currency) DO NOTHING`,
-    [newId('la'), key.partnerId, key.organizationId ?? null, key.ownerType, key.ownerId, key.currency,
-      SYSTEM_OWNER_TYPES.has(key.ownerType), createTime],
-  );
+  await insertAccountIfAbsent(q, {
+    accountId: newId('la'), partnerId: key.partnerId, organizationId: key.organizationId ?? null, ownerType: key.ownerType,
+    ownerId: key.ownerId, currency: key.currency, allowNegative: SYSTEM_OWNER_TYPES.has(key.ownerType), createdAt: createTime,
+  });
   const created = await findAccount(q, key);
   invariant(created, `ledger account exists after create: ${key.ownerType}/${key.ownerId}/${key.currency}`);
   return created;
 }
 
 export async function findAccount(q: Queryable, key: Omit<AccountKey, 'organizationId'>): Promise<LedgerAccount | null> {
-  const rows = await q.query<AccountRow>(
-    `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts
-     WHERE partner_id = $1 AND owner_type = $2 AND owner_id = $3 AND currency = $4`,
-    [key.partnerId, key.ownerType, key.ownerId, key.currency],
-  );
-  return rows[0] ? toAccount(rows[0]) : null;
+  const row = await findAccountRow(q, key);
+  return row ? toAccount(row) : null;
 }
 
 export async function findAccountById(q: Queryable, accountId: string): Promise<LedgerAccount | null> {
-  const rows = await q.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE account_id = $1`, [accountId]);
-  return rows[0] ? toAccount(rows[0]) : null;
+  const row = await findAccountRowById(q, accountId);
+  return row ? toAccount(row) : null;
 }
 
 /** Accounts of an owner (all currencies), e.g. every pool of a company. */
 export async function listAccountsOfOwner(q: Queryable, partnerId: string, ownerType: OwnerType, ownerId: string): Promise<LedgerAccount[]> {
-  const rows = await q.query<AccountRow>(
-    `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE partner_id = $1 AND owner_type = $2 AND owner_id = $3
-     ORDER BY currency`,
-    [partnerId, ownerType, ownerId],
-  );
-  return rows.map(toAccount);
+  return (await listAccountRowsOfOwner(q, partnerId, ownerType, ownerId)).map(toAccount);
 }
 
 /** Accounts of one company by owner type (e.g. every dedicated card balance of the company). */
 export async function listAccountsOfOrganization(q: Queryable, organizationId: string, ownerType: OwnerType): Promise<LedgerAccount[]> {
-  const rows = await q.query<AccountRow>(
-    `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE organization_id = $1 AND owner_type = $2
-     ORDER BY owner_id, currency`,
-    [organizationId, ownerType],
-  );
-  return rows.map(toAccount);
+  return (await listAccountRowsOfOrganization(q, organizationId, ownerType)).map(toAccount);
 }
 
 /**
@@ -217,10 +167,7 @@ export async function listAccountsOfOrganization(q: Queryable, organizationId: s
 export async function lockAccounts(q: Queryable, accountIds: string[]): Promise<Map<string, LedgerAccount>> {
   const ids = [...new Set(accountIds)].sort();
   invariant(ids.length > 0 && ids.length <= MAX_ENTRIES_PER_POSTING, `lockAccounts: 1..${MAX_ENTRIES_PER_POSTING} accounts`);
-  const rows = await q.query<AccountRow>(
-    `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE account_id = ANY($1::text[]) ORDER BY account_id FOR UPDATE`,
-    [ids],
-  );
+  const rows = await lockAccountRows(q, ids);
   invariant(rows.length === ids.length, `lockAccounts: every account exists (${ids.join(',')})`);
   return new Map(rows.map((r) => [r.accountId, toAccount(r)]));
 }
@@ -233,22 +180,11 @@ export async function getBalance(q: Queryable, accountId: string): Promise<Balan
 
 export async function getBalances(q: Queryable, accountIds: string[]): Promise<Map<string, Balance>> {
   if (accountIds.length === 0) return new Map();
-  const rows = await q.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE account_id = ANY($1::text[])`, [accountIds]);
+  const rows = await findAccountRowsByIds(q, accountIds);
   return new Map(rows.map((r) => {
     const a = toAccount(r);
     return [a.accountId, { available: a.available, pending: a.pending, total: a.total }];
   }));
-}
-
-interface EntryRow {
-  entryId: string;
-  accountId: string;
-  currency: string;
-  bucket: Bucket;
-  amount: string;
-  availableAfter: string;
-  pendingAfter: string;
-  accountVersion: string;
 }
 
 /**
@@ -300,28 +236,14 @@ export async function post(q: Queryable, input: PostingInput): Promise<PostingRe
   }
 
   const postingId = input.postingId ?? newId('lp');
-  await q.query(
-    `INSERT INTO ledger_postings (posting_id, partner_id, kind, forced, reference, description, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [postingId, input.partnerId, input.kind, input.forced ?? false, input.reference ?? null, input.description ?? null, input.createTime],
-  );
-  // One statement, rows applied in the order given (WITH ORDINALITY keeps it explicit).
-  const rows = await q.query<EntryRow>(
-    `INSERT INTO ledger_entries (posting_id, account_id, currency, bucket, amount, available_after, pending_after, account_version, created_at)
-     SELECT $1, e.account_id, e.currency, e.bucket, e.amount::numeric, 0, 0, 0, $2
-       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS e(account_id, currency, bucket, amount, n)
-      ORDER BY e.n
-     RETURNING entry_id::text AS "entryId", account_id AS "accountId", currency, bucket, amount::text AS amount,
-       available_after::text AS "availableAfter", pending_after::text AS "pendingAfter", account_version::text AS "accountVersion"`,
-    [
-      postingId,
-      input.createTime,
-      entries.map((e) => e.accountId),
-      entries.map((e) => accounts.get(e.accountId)!.currency),
-      entries.map((e) => e.bucket),
-      entries.map((e) => toDb(e.amount)),
-    ],
-  );
+  await insertPosting(q, {
+    postingId, partnerId: input.partnerId, kind: input.kind, forced: input.forced ?? false, reference: input.reference ?? null,
+    description: input.description ?? null, createdAt: input.createTime,
+  });
+  // One statement, rows applied in the order given.
+  const rows = await insertEntries(q, postingId, input.createTime, entries.map((e) => ({
+    accountId: e.accountId, currency: accounts.get(e.accountId)!.currency, bucket: e.bucket, amount: toDb(e.amount),
+  })));
   invariant(rows.length === entries.length, 'every entry was written');
   rows.sort((a, b) => Number(a.accountVersion) - Number(b.accountVersion) || Number(a.entryId) - Number(b.entryId));
 
@@ -354,4 +276,21 @@ export async function post(q: Queryable, input: PostingInput): Promise<PostingRe
   const balances = new Map<string, Balance>();
   for (const [id, s] of running) balances.set(id, { available: s.available, pending: s.pending, total: s.available.plus(s.pending) });
   return { postingId, kind: input.kind, createTime: input.createTime, entries: posted, balances };
+}
+
+/**
+ * Movements of an owner's accounts for statements (D29): one line per posting and account, newest
+ * first, with the account's change (available, pending) and its balances after the posting.
+ */
+export async function listMovements(q: Queryable, filter: MovementFilter, limit: number, offset: number): Promise<{ total: number; rows: MovementRow[] }> {
+  return listMovementRows(q, filter, limit, offset);
+}
+
+/**
+ * Whether the account's available balance was at or above `threshold` after any entry newer than
+ * `afterVersion` (a top-up and a new fall between two looks at the balance, as the low-balance
+ * alert needs it).
+ */
+export async function availableReachedSince(q: Queryable, accountId: string, afterVersion: string | number, threshold: Amount | string): Promise<boolean> {
+  return availableReachedSinceRow(q, accountId, String(afterVersion), typeof threshold === 'string' ? threshold : toDb(threshold));
 }

@@ -1,13 +1,10 @@
 import { Type } from 'typebox';
-import type { AppContext } from '../../app.ts';
+import type { AppContext } from '../../platform/context.ts';
 import { paramInvalid } from '../../platform/errors.ts';
-import { pageOf, PagingQuery } from '../../platform/http/schema.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
-import { decideKyc } from '../customers/kyc.ts';
-import { auditLedger } from '../ledger/audit.ts';
 import { isIsoCountry } from './countries.ts';
 import { listSanctionedCountries, updateSanctionedCountries } from './sanctions.ts';
-import { CountryCode, CustomerId, MergedStatus, OrganizationId, Remark, RestrictionArray, RestrictionView, restrictionSets } from './schemas.ts';
+import { CountryCode, MergedStatus, OrganizationId, Remark, RestrictionArray, RestrictionView, restrictionSets } from './schemas.ts';
 import { setSuspended, terminateOrganization, updateRestrictions } from './subject-status.ts';
 
 export type AdminDeps = Pick<AppContext, 'db' | 'clock'>;
@@ -16,7 +13,7 @@ const SubjectType = Type.Union([Type.Literal('CUSTOMER'), Type.Literal('ORGANIZA
 const SubjectId = Type.String({ minLength: 1, maxLength: 36 });
 const COUNTRY_LIST_MAX = 50;
 
-/** Operator routes of D51 for companies, employees, sanctions, mail and the ledger (bearer ADMIN_TOKEN). */
+/** Operator routes of D51 for company and employee status and sanctions (bearer ADMIN_TOKEN). */
 export function companyAdminRoutes(deps: AdminDeps): RouteDef[] {
   const now = () => new Date(deps.clock.now());
   return [
@@ -79,23 +76,6 @@ export function companyAdminRoutes(deps: AdminDeps): RouteDef[] {
       },
     }),
     route({
-      method: 'POST',
-      url: '/internal/admin/v1/kyc-decisions',
-      auth: 'admin',
-      tag: 'Admin',
-      summary: "Decide an employee's KYC review in flight (D17, D51)",
-      body: Type.Object({
-        customerId: CustomerId,
-        decision: Type.Union([Type.Literal('APPROVED'), Type.Literal('REJECTED')]),
-        reason: Type.Optional(Remark),
-      }),
-      data: Type.Object({ customerId: Type.String(), kycStatus: Type.String(), reason: Type.Union([Type.String(), Type.Null()]) }),
-      errors: ['CUSTOMER_INVALID', 'STATUS_CONFLICT'],
-      handler: ({ body }) => deps.db.tx((q) => decideKyc(q, {
-        customerId: body.customerId, partnerId: null, decision: body.decision, reason: body.reason ?? null, decidedBy: 'OPERATOR', at: now(),
-      })),
-    }),
-    route({
       method: 'GET',
       url: '/internal/admin/v1/sanctioned-countries',
       auth: 'admin',
@@ -131,44 +111,6 @@ export function companyAdminRoutes(deps: AdminDeps): RouteDef[] {
           return listSanctionedCountries(q);
         });
       },
-    }),
-    route({
-      method: 'GET',
-      url: '/internal/admin/v1/outbox-mail',
-      auth: 'admin',
-      tag: 'Admin',
-      summary: 'Read the mail outbox, newest first (D14, D51); bodies are kept only when no SMTP is configured',
-      querystring: Type.Object({ recipient: Type.Optional(Type.String({ maxLength: 128 })), ...PagingQuery }),
-      errors: [],
-      handler: async ({ query }) => {
-        const paging = { page: query.page ?? 1, pageSize: query.pageSize ?? 20 };
-        const recipient = query.recipient ?? null;
-        const [{ total }] = await deps.db.query<{ total: number }>(
-          'SELECT count(*)::int AS total FROM outbox_mail WHERE $1::text IS NULL OR recipient = $1', [recipient],
-        );
-        const rows = await deps.db.query<{
-          mailId: string; recipient: string; subject: string; body: string; transport: string; sentAt: Date | null; error: string | null; createdAt: Date;
-        }>(
-          `SELECT mail_id AS "mailId", recipient, subject, body, transport, sent_at AS "sentAt", error, created_at AS "createdAt"
-             FROM outbox_mail WHERE $1::text IS NULL OR recipient = $1
-            ORDER BY created_at DESC, mail_id DESC LIMIT $2 OFFSET $3`,
-          [recipient, paging.pageSize, (paging.page - 1) * paging.pageSize],
-        );
-        return pageOf(paging, total, rows.map((r) => ({
-          mailId: r.mailId, recipient: r.recipient, subject: r.subject, body: r.body, transport: r.transport,
-          sentTime: r.sentAt ? r.sentAt.toISOString() : null, error: r.error, createTime: r.createdAt.toISOString(),
-        })));
-      },
-    }),
-    route({
-      method: 'GET',
-      url: '/internal/admin/v1/ledger/audit',
-      auth: 'admin',
-      tag: 'Admin',
-      summary: 'Re-derive every ledger balance from its postings and report differences (D33)',
-      querystring: Type.Object({ partnerId: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })) }),
-      errors: [],
-      handler: ({ query }) => auditLedger(deps.db, { partnerId: query.partnerId }),
     }),
   ];
 }

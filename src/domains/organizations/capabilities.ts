@@ -23,6 +23,9 @@
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { mergedStatus, type MergedStatus, type RestrictionCode, type SubjectRef } from './restrictions.ts';
+import { restrictionCodesOf } from './restrictions-store.ts';
+import { organizationStateRow } from './store.ts';
+import { employeeSubjects } from './subjects.ts';
 
 export type Capability = 'PAYMENT' | 'CARD' | 'CASH_IN' | 'CASH_OUT' | 'ACCOUNT';
 
@@ -64,16 +67,13 @@ export function checkCapability(state: SubjectState, capability: Capability): Ca
 
 /** The subject's state, or null when it does not exist. Ids are global: no partner filter here. */
 export async function loadSubjectState(q: Queryable, subject: SubjectRef): Promise<SubjectState | null> {
-  const table = subject.subjectType === 'CUSTOMER' ? 'customers' : 'organizations';
-  const idColumn = subject.subjectType === 'CUSTOMER' ? 'customer_id' : 'organization_id';
-  const rows = await q.query<{ partnerId: string; lifecycle: 'ACTIVE' | 'TERMINATED'; suspended: boolean; codes: RestrictionCode[] | null }>(
-    `SELECT s.partner_id AS "partnerId", s.lifecycle, s.suspended,
-            (SELECT array_agg(DISTINCT r.code) FROM subject_restrictions r
-              WHERE r.subject_type = $2 AND r.subject_id = s.${idColumn}) AS codes
-       FROM ${table} s WHERE s.${idColumn} = $1`,
-    [subject.subjectId, subject.subjectType],
-  );
-  const row = rows[0];
+  let row: { partnerId: string; lifecycle: 'ACTIVE' | 'TERMINATED'; suspended: boolean; codes: unknown } | null;
+  if (subject.subjectType === 'ORGANIZATION') {
+    row = await organizationStateRow(q, subject.subjectId); // one statement: the row and its codes
+  } else {
+    const employee = await employeeSubjects().find(q, subject.subjectId);
+    row = employee && { ...employee, codes: await restrictionCodesOf(q, subject) };
+  }
   if (!row) return null;
   const codes = new Set(parseTextArray(row.codes));
   return {

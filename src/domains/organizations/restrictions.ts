@@ -1,6 +1,7 @@
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { invariant } from '../../platform/errors.ts';
+import { deleteRestrictions, insertRestrictions, insertStatusChange, listRestrictionRows, listRestrictionRowsOf } from './restrictions-store.ts';
 
 /** Section 3: the five capability codes; nothing else is a restriction (4.5 rule 4). */
 export const RESTRICTION_CODES = ['ACCOUNT_FROZEN', 'CASH_IN_FROZEN', 'CASH_OUT_FROZEN', 'PAYMENT_FROZEN', 'CARD_FROZEN'] as const;
@@ -53,21 +54,14 @@ export function canonicalCodes(codes: Iterable<RestrictionCode>): RestrictionCod
 
 /** Restrictions in a stable order: by code (section 3 order), then source. */
 export async function listRestrictions(q: Queryable, subject: SubjectRef): Promise<Restriction[]> {
-  const rows = await q.query<Restriction>(
-    'SELECT code, source FROM subject_restrictions WHERE subject_type = $1 AND subject_id = $2',
-    [subject.subjectType, subject.subjectId],
-  );
-  return sortRestrictions(rows);
+  return sortRestrictions(await listRestrictionRows(q, subject));
 }
 
 /** Restrictions of many subjects of one type at once (list endpoints). */
 export async function listRestrictionsOf(q: Queryable, subjectType: SubjectType, subjectIds: string[]): Promise<Map<string, Restriction[]>> {
   const out = new Map<string, Restriction[]>(subjectIds.map((id) => [id, []]));
   if (subjectIds.length === 0) return out;
-  const rows = await q.query<Restriction & { subjectId: string }>(
-    `SELECT subject_id AS "subjectId", code, source FROM subject_restrictions WHERE subject_type = $1 AND subject_id = ANY($2::text[])`,
-    [subjectType, subjectIds],
-  );
+  const rows = await listRestrictionRowsOf(q, subjectType, subjectIds);
   for (const r of rows) out.get(r.subjectId)?.push({ code: r.code, source: r.source });
   for (const [id, list] of out) out.set(id, sortRestrictions(list));
   return out;
@@ -109,18 +103,10 @@ export async function applyRestrictionChange(q: Queryable, change: RestrictionCh
   const toAdd = change.add.filter((c) => !own.has(c));
   const toRemove = change.remove.filter((c) => own.has(c));
   if (toAdd.length > 0) {
-    await q.query(
-      `INSERT INTO subject_restrictions (subject_type, subject_id, code, source, remark, created_at)
-       SELECT $1, $2, code, $4, $5, $6 FROM unnest($3::text[]) AS code
-       ON CONFLICT DO NOTHING`,
-      [subject.subjectType, subject.subjectId, toAdd, source, change.remark, change.at],
-    );
+    await insertRestrictions(q, { subject, codes: toAdd, source, remark: change.remark, at: change.at });
   }
   if (toRemove.length > 0) {
-    await q.query(
-      `DELETE FROM subject_restrictions WHERE subject_type = $1 AND subject_id = $2 AND source = $3 AND code = ANY($4::text[])`,
-      [subject.subjectType, subject.subjectId, source, toRemove],
-    );
+    await deleteRestrictions(q, subject, source, toRemove);
   }
   const after = await listRestrictions(q, subject);
   const heldAfter = new Set(after.map((r) => r.code));
@@ -143,11 +129,8 @@ export async function recordStatusChange(q: Queryable, c: {
   statusAfter: MergedStatus;
   at: Date;
 }): Promise<void> {
-  await q.query(
-    `INSERT INTO subject_status_changes (change_id, subject_type, subject_id, action, source, add_restrictions,
-       remove_restrictions, remark, status_before, status_after, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-    [newId('sc'), c.subject.subjectType, c.subject.subjectId, c.action, c.source, JSON.stringify(c.add ?? []),
-      JSON.stringify(c.remove ?? []), c.remark, c.statusBefore, c.statusAfter, c.at],
-  );
+  await insertStatusChange(q, {
+    changeId: newId('sc'), subject: c.subject, action: c.action, source: c.source, add: c.add ?? [], remove: c.remove ?? [],
+    remark: c.remark, statusBefore: c.statusBefore, statusAfter: c.statusAfter, at: c.at,
+  });
 }

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { paramInvalid } from '../../platform/errors.ts';
-import { FUNDING_CURRENCIES } from './store.ts';
-import { RESTRICTION_CODES, RESTRICTION_SOURCES, type RestrictionCode } from './restrictions.ts';
+import { FUNDING_CURRENCIES, type FundingCurrency as FundingCurrencyCode } from './store.ts';
+import { RESTRICTION_CODES, RESTRICTION_SOURCES, type MergedStatus as MergedStatusCode, type RestrictionCode } from './restrictions.ts';
 
 /** Section 8: organizationId up to 20 on organization and fund endpoints (minted ids are <= 20, D43). */
 export const ORGANIZATION_ID_MAX = 20;
@@ -24,6 +24,8 @@ export const CustomerId = Type.String({ minLength: 1, maxLength: CUSTOMER_ID_MAX
 export const Remark = Type.Union([Type.String({ maxLength: REMARK_MAX }), Type.Null()], { description: 'Up to 256 characters; absent is stored as null (D48)' });
 export const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, upper case' });
 export const FundingCurrency = Type.Union(FUNDING_CURRENCIES.map((c) => Type.Literal(c)), { description: 'USD or HKD' });
+/** Corporate funding currencies (2.8): the schema above and this type go by one name. */
+export type FundingCurrency = FundingCurrencyCode;
 
 const Code = Type.Union(RESTRICTION_CODES.map((c) => Type.Literal(c)), { description: 'One of the five capability codes (section 3)' });
 export const RestrictionArray = Type.Array(Code, { maxItems: RESTRICTION_ARRAY_MAX });
@@ -37,6 +39,8 @@ export const MergedStatus = Type.Union(
   ['ACTIVE', 'TERMINATED', 'SUSPENDED', 'FROZEN', 'RESTRICTED'].map((s) => Type.Literal(s)),
   { description: 'Merged status (D18)' },
 );
+/** D18 merged status: the schema above and this type go by one name. */
+export type MergedStatus = MergedStatusCode;
 
 /**
  * 4.5 rule 4 and D47: at least one code across the two arrays (both absent, both empty, or one

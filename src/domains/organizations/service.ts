@@ -1,13 +1,13 @@
-import type { AppContext } from '../../app.ts';
+import type { AppContext } from '../../platform/context.ts';
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
 import { pageOf, type Paging } from '../../platform/http/schema.ts';
-import { getOrCreateAccount, listAccountsOfOwner } from '../ledger/ledger.ts';
+import { getOrCreateAccount, listAccountsOfOwner } from '../ledger/index.ts';
 import { isIsoCountry } from './countries.ts';
 import { listRestrictions, listRestrictionsOf, mergedStatus, type Restriction, type RestrictionCode } from './restrictions.ts';
 import { assertNotSanctioned } from './sanctions.ts';
-import { findOrganization, insertOrganization, listOrganizations, type FundingCurrency, type Organization } from './store.ts';
+import { findOrganization as findOrganizationRow, findOrganizationAnyPartner as findOrganizationAnyPartnerRow, findOrganizationForShare, insertOrganization, listOrganizations, organizationRefTaken, type FundingCurrency, type Organization } from './store.ts';
 import { updateRestrictions } from './subject-status.ts';
 
 export type OrganizationDeps = Pick<AppContext, 'db' | 'clock'>;
@@ -46,11 +46,7 @@ export async function createOrganization(deps: OrganizationDeps, partnerId: stri
   invariant(new Set(input.fundingCurrencies).size === input.fundingCurrencies.length, 'fundingCurrencies unique (schema)');
   const now = new Date(deps.clock.now());
   return deps.db.tx(async (q) => {
-    const existing = await q.query(
-      'SELECT 1 FROM organizations WHERE partner_id = $1 AND organization_ref = $2',
-      [partnerId, input.organizationRef],
-    );
-    if (existing.length > 0) throw new ApiError('ORGANIZATION_REF_DUPLICATE', `organizationRef ${input.organizationRef} is already used`);
+    if (await organizationRefTaken(q, partnerId, input.organizationRef)) throw new ApiError('ORGANIZATION_REF_DUPLICATE', `organizationRef ${input.organizationRef} is already used`);
     await assertNotSanctioned(q, [{ field: 'countryCode', countryCode: input.countryCode }]);
     const organization = await insertOrganization(q, {
       organizationId: newId('org'),
@@ -77,7 +73,7 @@ export async function createOrganization(deps: OrganizationDeps, partnerId: stri
 
 /** The partner's organization or ORGANIZATION_INVALID (another partner's id is unknown). */
 export async function requireOrganization(q: Queryable, partnerId: string, organizationId: string, forUpdate = false): Promise<Organization> {
-  const organization = await findOrganization(q, partnerId, organizationId, forUpdate);
+  const organization = await findOrganizationRow(q, partnerId, organizationId, forUpdate);
   if (!organization) throw new ApiError('ORGANIZATION_INVALID');
   return organization;
 }
@@ -111,4 +107,22 @@ export async function updateOrganizationRestrictions(
     at,
   }));
   return null;
+}
+
+/** The partner's organization in any state, or null; `forUpdate` takes the row lock. */
+export async function findOrganization(q: Queryable, partnerId: string, organizationId: string, forUpdate = false): Promise<Organization | null> {
+  return findOrganizationRow(q, partnerId, organizationId, forUpdate);
+}
+
+/**
+ * The partner's organization read FOR SHARE: a concurrent status change either precedes the
+ * caller's transaction or waits for it (deposits check the company this way).
+ */
+export async function findOrganizationShared(q: Queryable, partnerId: string, organizationId: string): Promise<Organization | null> {
+  return findOrganizationForShare(q, partnerId, organizationId);
+}
+
+/** Operators and background jobs act across partners (D51): an organization by id alone. */
+export async function findOrganizationById(q: Queryable, organizationId: string): Promise<Organization | null> {
+  return findOrganizationAnyPartnerRow(q, organizationId);
 }

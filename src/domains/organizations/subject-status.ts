@@ -3,18 +3,20 @@
  * partners and operators, operator suspension, termination. Every change locks the subject row,
  * writes the history row and the status event in the caller's transaction.
  *
- * Other domains react to terminations through hooks run inside the same transaction:
+ * Domains above this one react to terminations through hooks run inside the same transaction:
  *   onCustomerTerminated(async (q, {partnerId, customerId, organizationId, at}) => cancel the cards)
  *   onOrganizationTerminated(async (q, {partnerId, organizationId, at}) => ...)
- * Register them once at module load (e.g. at the top of the cards service).
+ * They are registered at wiring time by wireDomains() in src/app.ts, never by importing a module.
  */
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError } from '../../platform/errors.ts';
-import { recordEvent } from '../events/outbox.ts';
+import { recordEvent } from '../events/index.ts';
 import {
   applyRestrictionChange, canonicalCodes, listRestrictions, mergedStatus, recordStatusChange,
   type MergedStatus, type Restriction, type RestrictionCode, type RestrictionSource, type SubjectRef,
 } from './restrictions.ts';
+import { lockOrganizationSubject, markOrganizationTerminated, setOrganizationSuspended, touchOrganization } from './store.ts';
+import { employeeSubjects } from './subjects.ts';
 
 export interface LockedSubject extends SubjectRef {
   partnerId: string;
@@ -55,17 +57,11 @@ function invalidCode(subject: SubjectRef): 'CUSTOMER_INVALID' | 'ORGANIZATION_IN
  * (CUSTOMER_INVALID / ORGANIZATION_INVALID); without one (operators) any subject is found.
  */
 export async function lockSubject(q: Queryable, subject: SubjectRef, partnerId: string | null): Promise<LockedSubject> {
-  const isCustomer = subject.subjectType === 'CUSTOMER';
-  const rows = await q.query<Omit<LockedSubject, 'subjectType' | 'subjectId'>>(
-    isCustomer
-      ? `SELECT partner_id AS "partnerId", organization_id AS "organizationId", lifecycle, suspended
-           FROM customers WHERE customer_id = $1 AND ($2::text IS NULL OR partner_id = $2) FOR UPDATE`
-      : `SELECT partner_id AS "partnerId", organization_id AS "organizationId", lifecycle, suspended
-           FROM organizations WHERE organization_id = $1 AND ($2::text IS NULL OR partner_id = $2) FOR UPDATE`,
-    [subject.subjectId, partnerId],
-  );
-  if (!rows[0]) throw new ApiError(invalidCode(subject));
-  return { ...subject, ...rows[0] };
+  const row = subject.subjectType === 'CUSTOMER'
+    ? await employeeSubjects().lock(q, subject.subjectId, partnerId)
+    : await lockOrganizationSubject(q, subject.subjectId, partnerId);
+  if (!row) throw new ApiError(invalidCode(subject));
+  return { ...subject, ...row };
 }
 
 function statusOf(s: { lifecycle: 'ACTIVE' | 'TERMINATED'; suspended: boolean }, restrictions: Restriction[]): MergedStatus {
@@ -138,11 +134,8 @@ export async function updateRestrictions(q: Queryable, u: RestrictionsUpdate): P
 }
 
 async function touchSubject(q: Queryable, subject: SubjectRef, at: Date): Promise<void> {
-  if (subject.subjectType === 'CUSTOMER') {
-    await q.query('UPDATE customers SET updated_at = $2 WHERE customer_id = $1', [subject.subjectId, at]);
-  } else {
-    await q.query('UPDATE organizations SET updated_at = $2 WHERE organization_id = $1', [subject.subjectId, at]);
-  }
+  if (subject.subjectType === 'CUSTOMER') await employeeSubjects().touch(q, subject.subjectId, at);
+  else await touchOrganization(q, subject.subjectId, at);
 }
 
 /** Operator suspension (D18 SUSPENDED overlay). Idempotent; an event only when it changed. */
@@ -153,9 +146,8 @@ export async function setSuspended(q: Queryable, s: { subject: SubjectRef; suspe
   const statusBefore = statusOf(subject, restrictions);
   const statusAfter = statusOf({ ...subject, suspended: s.suspended }, restrictions);
   if (subject.suspended !== s.suspended) {
-    const table = s.subject.subjectType === 'CUSTOMER' ? 'customers' : 'organizations';
-    const idColumn = s.subject.subjectType === 'CUSTOMER' ? 'customer_id' : 'organization_id';
-    await q.query(`UPDATE ${table} SET suspended = $2, updated_at = $3 WHERE ${idColumn} = $1`, [s.subject.subjectId, s.suspended, s.at]);
+    if (s.subject.subjectType === 'CUSTOMER') await employeeSubjects().setSuspended(q, s.subject.subjectId, s.suspended, s.at);
+    else await setOrganizationSuspended(q, s.subject.subjectId, s.suspended, s.at);
     await recordStatusChange(q, {
       subject: s.subject, action: s.suspended ? 'SUSPEND' : 'UNSUSPEND', source: 'OPERATOR', remark: s.remark, statusBefore, statusAfter, at: s.at,
     });
@@ -177,10 +169,7 @@ export async function terminateCustomer(q: Queryable, t: { customerId: string; p
   if (subject.lifecycle !== 'ACTIVE') throw new ApiError('CUSTOMER_INVALID', 'Employee is already TERMINATED');
   const restrictions = await listRestrictions(q, subjectRef);
   const statusBefore = statusOf(subject, restrictions);
-  await q.query(
-    `UPDATE customers SET lifecycle = 'TERMINATED', terminated_at = $2, updated_at = $2 WHERE customer_id = $1`,
-    [t.customerId, t.at],
-  );
+  await employeeSubjects().markTerminated(q, t.customerId, t.at);
   await recordStatusChange(q, {
     subject: subjectRef, action: 'TERMINATE', source: t.partnerId ? 'PARTNER' : 'OPERATOR', remark: t.remark,
     statusBefore, statusAfter: 'TERMINATED', at: t.at,
@@ -198,14 +187,11 @@ export async function terminateOrganization(q: Queryable, t: { organizationId: s
   const subjectRef: SubjectRef = { subjectType: 'ORGANIZATION', subjectId: t.organizationId };
   const subject = await lockSubject(q, subjectRef, null);
   if (subject.lifecycle !== 'ACTIVE') throw new ApiError('STATUS_CONFLICT', 'Organization is already TERMINATED');
-  const employees = await q.query<{ customerId: string }>(
-    `SELECT customer_id AS "customerId" FROM customers WHERE organization_id = $1 AND lifecycle = 'ACTIVE' ORDER BY customer_id`,
-    [t.organizationId],
-  );
-  for (const e of employees) await terminateCustomer(q, { customerId: e.customerId, partnerId: null, remark: t.remark, at: t.at });
+  const employees = await employeeSubjects().listActive(q, t.organizationId);
+  for (const customerId of employees) await terminateCustomer(q, { customerId, partnerId: null, remark: t.remark, at: t.at });
   const restrictions = await listRestrictions(q, subjectRef);
   const statusBefore = statusOf(subject, restrictions);
-  await q.query(`UPDATE organizations SET lifecycle = 'TERMINATED', updated_at = $2 WHERE organization_id = $1`, [t.organizationId, t.at]);
+  await markOrganizationTerminated(q, t.organizationId, t.at);
   await recordStatusChange(q, {
     subject: subjectRef, action: 'TERMINATE', source: 'OPERATOR', remark: t.remark, statusBefore, statusAfter: 'TERMINATED', at: t.at,
   });

@@ -1,4 +1,5 @@
 import type { Config } from '../../config.ts';
+import type { AuthenticatedPartner } from '../../platform/caller.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { unseal } from '../../platform/crypto/secrets.ts';
@@ -18,11 +19,7 @@ export interface SignedRequest {
   ip: string;
 }
 
-/** The caller of a signed request: shared and frozen (it comes from the cache), never mutated. */
-export interface AuthenticatedPartner extends Partner {
-  readonly apiKey: string;
-  readonly secretKey: string;
-}
+export type { AuthenticatedPartner };
 
 const TIMESTAMP_FORMAT = /^\d{13}$/; // 5.2: 13-digit epoch milliseconds
 const NONCE_FORMAT = /^[1-9]\d{4}$/; // 5.2: integer in [10000, 99999]
@@ -35,6 +32,11 @@ const SECRET_CACHE_MAX = 10_000;
 
 export function partnerSecretContext(partnerId: string): string {
   return `partner-secret:${partnerId}`;
+}
+
+/** The partner's secret key in the clear (signs its webhooks); throws if the master key cannot open it. */
+export function revealPartnerSecret(masterKey: Buffer, partnerId: string, secretKeyEnc: string): string {
+  return unseal(masterKey, secretKeyEnc, partnerSecretContext(partnerId));
 }
 
 function secretKeyOf(partner: Partner, masterKey: Buffer): string {

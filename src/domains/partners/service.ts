@@ -2,14 +2,14 @@ import { createPublicKey } from 'node:crypto';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { newApiKey, newId, newSecretKey, seal, sha256Hex } from '../../platform/crypto/secrets.ts';
-import type { Db } from '../../platform/db/db.ts';
+import type { Db, Queryable } from '../../platform/db/db.ts';
 import { ApiError, paramInvalid } from '../../platform/errors.ts';
 import { isValidWhitelistEntry, normalizeIp } from '../../platform/http/ip.ts';
 import type { Mailer } from '../../platform/mail.ts';
 import { partnerSecretContext, type PartnerCache } from './authenticate.ts';
-import { assertCallbackUrlAllowed } from '../events/ssrf.ts';
+import { assertCallbackUrlAllowed } from '../../platform/http/ssrf.ts';
 import {
-  consumeCredentialLink, findCredentialLinkForUpdate, findPartnerById, insertCredentialLink, insertPartner,
+  consumeCredentialLink, deleteNoncesBefore, findCredentialLinkForUpdate, findPartnerById, findPartnersByIds, insertCredentialLink, insertPartner,
   setPartnerCredentials, updatePartnerSettings, type IpWhitelist, type Partner, type SecureCardIvMode,
 } from './store.ts';
 
@@ -201,4 +201,20 @@ export async function extractCredentials(deps: PartnerDeps, extractSecretKey: st
       notes: RETRIEVAL_NOTES,
     };
   }).finally(() => deps.partnerCache.clear());
+}
+
+/** Whether a partner with this id exists (any status): operators name partners in other domains' settings. */
+export async function partnerExists(q: Queryable, partnerId: string): Promise<boolean> {
+  return (await findPartnerById(q, partnerId)) !== null;
+}
+
+/** Several partners by id in one statement (the webhook worker reads its targets this way). */
+export async function partnersByIds(q: Queryable, partnerIds: string[]): Promise<Partner[]> {
+  if (partnerIds.length === 0) return [];
+  return findPartnersByIds(q, [...new Set(partnerIds)]);
+}
+
+/** D7: replay-store entries older than `timestampMs` can never be replayed again; removes them. */
+export async function sweepReplayStore(q: Queryable, timestampMs: number): Promise<void> {
+  await deleteNoncesBefore(q, timestampMs);
 }

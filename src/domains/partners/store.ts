@@ -1,29 +1,16 @@
+import type { AuthenticatedPartner, IpWhitelist, SecureCardIvMode } from '../../platform/caller.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 
-export interface IpWhitelist {
-  api: string[];
-  webhook: string[];
-  auth: string[];
-  retrieval: string[];
-}
+export type { IpWhitelist, SecureCardIvMode };
 
-export type SecureCardIvMode = 'SHARED' | 'PER_FIELD';
-
-export interface Partner {
-  partnerId: string;
-  name: string;
+/** A partner row: the caller's settings (platform/caller.ts) with its credentials as stored and its times. */
+export type Partner = Omit<AuthenticatedPartner, 'apiKey' | 'secretKey'> & {
   apiKey: string | null;
+  /** The secret key sealed under the master key (never the plaintext). */
   secretKeyEnc: string | null;
-  pciCertified: boolean;
-  webhookUrl: string | null;
-  authUrl: string | null;
-  externalPublicKey: string | null;
-  ipWhitelist: IpWhitelist;
-  secureCardIvMode: SecureCardIvMode;
-  status: 'ACTIVE' | 'DISABLED';
   createdAt: Date;
   updatedAt: Date;
-}
+};
 
 const COLUMNS = `partner_id AS "partnerId", name, api_key AS "apiKey", secret_key_enc AS "secretKeyEnc",
   pci_certified AS "pciCertified", webhook_url AS "webhookUrl", auth_url AS "authUrl",

@@ -9,9 +9,9 @@
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError } from '../../platform/errors.ts';
 import type { Amount } from '../../platform/money.ts';
-import type { Balance } from '../ledger/ledger.ts';
-import { depositToPool } from '../funding/service.ts';
-import { depositToCard } from '../cards/service.ts';
+import type { Balance } from '../ledger/index.ts';
+import { depositToPool } from '../funding/index.ts';
+import { depositToCard } from '../cards/index.ts';
 
 export type DepositSubjectType = 'ORGANIZATION' | 'CARD';
 

@@ -1,13 +1,12 @@
 import { Type } from 'typebox';
-import type { AppContext } from '../../app.ts';
+import type { AppContext } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { Money } from '../../platform/http/schema.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
 import { parseAmount } from '../../platform/money.ts';
-import { decideKyc } from '../customers/kyc.ts';
-import { CORPORATE_AMOUNT_RULES, corporateWire } from '../funding/service.ts';
-import { CustomerId, REMARK_MAX } from '../organizations/schemas.ts';
-import { FUNDING_CURRENCIES } from '../organizations/store.ts';
+import { decideKyc } from '../customers/index.ts';
+import { CORPORATE_AMOUNT_RULES, corporateWire } from '../funding/index.ts';
+import { CustomerId, FUNDING_CURRENCIES, REMARK_MAX } from '../organizations/index.ts';
 import { depositHandlers } from './deposit.ts';
 
 export type SandboxDeps = Pick<AppContext, 'db' | 'clock'>;

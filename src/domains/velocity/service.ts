@@ -40,11 +40,13 @@ import {
   listRules as listRuleRows, listSubjectRules as listSubjectRuleRows, readUsage, replaceRuleIfVersion, rulesBoundTo,
   setStatusIfVersion, subtractUsage, type RuleKey, type SubjectRef,
 } from './store.ts';
-import { cardFacts, employeeFacts, organizationFacts, type CardFacts } from './subjects.ts';
+import { employeeFacts, organizationFacts, type CardFacts, type CardLookup } from './subjects.ts';
 
 export interface VelocityDeps {
   db: Db;
   clock: Clock;
+  /** The cards domain (above velocity), passed in at wiring time. */
+  cards: CardLookup;
 }
 
 /** Rules named by one card application: a card needs few; the bound keeps the checks cheap. */
@@ -205,7 +207,7 @@ export async function changeRuleStatus(
  * not ended: an employee not TERMINATED, a card not CANCELLED (D47). Otherwise SUBJECT_INVALID.
  */
 async function requireSubject(
-  q: Queryable, partnerId: string, organizationId: string, subjectType: BindableSubjectType, subjectId: string,
+  deps: VelocityDeps, q: Queryable, partnerId: string, organizationId: string, subjectType: BindableSubjectType, subjectId: string,
   options: { anyState?: boolean } = {},
 ): Promise<{ card: CardFacts | null }> {
   const invalid = () => new ApiError('SUBJECT_INVALID', `${subjectType} ${subjectId} is missing, not in organization ${organizationId}, or no longer active`);
@@ -214,7 +216,7 @@ async function requireSubject(
     if (!employee || employee.organizationId !== organizationId || (employee.terminated && !options.anyState)) throw invalid();
     return { card: null };
   }
-  const card = await cardFacts(q, partnerId, subjectId);
+  const card = await deps.cards.cardFacts(q, partnerId, subjectId);
   if (!card || card.organizationId !== organizationId || (card.status === 'CANCELLED' && !options.anyState)) throw invalid();
   return { card };
 }
@@ -250,7 +252,7 @@ export async function bindRule(deps: VelocityDeps, partnerId: string, input: Bin
     const rule = await requireRule(q, key, 'share');
     if (rule.status !== 'ACTIVE') throw new ApiError('VELOCITY_RULE_STATUS_INVALID', `Rule ${rule.ruleId} is ${rule.status}; only ACTIVE rules can be bound`);
     for (const subjectId of input.subjectIds) {
-      const { card } = await requireSubject(q, partnerId, input.organizationId, subjectType, subjectId);
+      const { card } = await requireSubject(deps, q, partnerId, input.organizationId, subjectType, subjectId);
       if (card) assertSharesCurrency(rule, card.settlementCurrencies, `card ${card.cardId}`);
     }
     const changed = await insertBindings(q, { ruleId: rule.ruleId, partnerId, subjectType, subjectIds: input.subjectIds, now: now(deps) });
@@ -290,7 +292,7 @@ export async function listSubjectRules(
   input: { organizationId: string; subjectType: string; subjectId: string; page?: number; pageSize?: number },
 ) {
   const subjectType = bindableSubjectType(input.subjectType);
-  await requireSubject(deps.db, partnerId, input.organizationId, subjectType, input.subjectId, { anyState: true });
+  await requireSubject(deps, deps.db, partnerId, input.organizationId, subjectType, input.subjectId, { anyState: true });
   const p = paging(input);
   const { total, rows } = await listSubjectRuleRows(deps.db, {
     partnerId, organizationId: input.organizationId, subject: { subjectType, subjectId: input.subjectId },
@@ -360,7 +362,7 @@ export async function queryQuota(
   const q = deps.db;
   const org = await organizationFacts(q, partnerId, input.organizationId);
   if (!org) throw new ApiError('SUBJECT_INVALID', `Organization ${input.organizationId} does not exist`);
-  const { card } = await requireSubject(q, partnerId, input.organizationId, subjectType, input.subjectId);
+  const { card } = await requireSubject(deps, q, partnerId, input.organizationId, subjectType, input.subjectId);
 
   const scopes: SubjectRef[] = card ? usageSubjectsOfCard(card) : [{ subjectType: 'CUSTOMER', subjectId: input.subjectId }];
   const applied = await activeRulesBoundTo(q, partnerId, scopes);

@@ -1,11 +1,13 @@
 import type { Queryable } from '../../platform/db/db.ts';
-import { findCard } from '../cards/store.ts';
-import { findCustomer } from '../customers/store.ts';
-import { findOrganization } from '../organizations/store.ts';
+import { findCustomer } from '../customers/index.ts';
+import { findOrganization } from '../organizations/index.ts';
 
 /**
- * What velocity needs to know about organizations, employees and cards, read through the stores of
- * their own domains (tenant isolation is theirs: another partner's id is null, like a missing one).
+ * What velocity needs to know about organizations, employees and cards. Organizations and
+ * employees are lower domains, read through their public entries (tenant isolation is theirs:
+ * another partner's id is null, like a missing one). Cards sit above velocity (a card application
+ * checks and binds rules), so cards are reached through the `CardLookup` port, which the cards
+ * domain implements and src/app.ts passes in with the velocity routes' dependencies.
  */
 
 export interface OrganizationFacts {
@@ -30,6 +32,11 @@ export interface CardFacts {
   settlementCurrencies: string[];
 }
 
+/** The port to the cards domain: the partner's card (another partner's is null, like a missing one). */
+export interface CardLookup {
+  cardFacts(q: Queryable, partnerId: string, cardId: string): Promise<CardFacts | null>;
+}
+
 export async function organizationFacts(q: Queryable, partnerId: string, organizationId: string): Promise<OrganizationFacts | null> {
   const org = await findOrganization(q, partnerId, organizationId);
   return org ? { organizationId: org.organizationId, fundingCurrencies: [...org.fundingCurrencies] } : null;
@@ -39,19 +46,5 @@ export async function employeeFacts(q: Queryable, partnerId: string, customerId:
   const customer = await findCustomer(q, partnerId, customerId);
   return customer
     ? { customerId: customer.customerId, organizationId: customer.organizationId, terminated: customer.lifecycle === 'TERMINATED' }
-    : null;
-}
-
-export async function cardFacts(q: Queryable, partnerId: string, cardId: string): Promise<CardFacts | null> {
-  const card = await findCard(q, partnerId, cardId);
-  return card
-    ? {
-      cardId: card.cardId,
-      organizationId: card.organizationId,
-      subjectType: card.subjectType,
-      subjectId: card.subjectId,
-      status: card.status,
-      settlementCurrencies: [...card.settlementCurrencies],
-    }
     : null;
 }

@@ -1,6 +1,10 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import type { Config } from '../../config.ts';
-import type { Db, Queryable } from '../db/db.ts';
+import { advisoryXactLock, type Db, type Queryable } from '../db/db.ts';
+import {
+  activateKey, activeKeyIds, findActiveKeyRow, findKeyPurpose, findKeyRow, insertKeyRow, listKeyRows, retireActiveKeys,
+  type CardKeyPurpose, type KeyRow,
+} from './card-keys-store.ts';
 import { invariant } from '../errors.ts';
 import { CVK_BYTES, desKeyCheckValue } from './cvv.ts';
 import { newId, seal, unseal } from './secrets.ts';
@@ -21,7 +25,7 @@ import { newId, seal, unseal } from './secrets.ts';
  * business transaction, so several instances starting together create each key exactly once.
  */
 
-export type CardKeyPurpose = 'PAN_DATA' | 'PAN_FINGERPRINT' | 'CVK';
+export type { CardKeyPurpose };
 
 const KEY_BYTES: Record<CardKeyPurpose, number> = { PAN_DATA: 32, PAN_FINGERPRINT: 32, CVK: CVK_BYTES };
 const PROVISION_LOCK_KEY = 727_030;
@@ -42,12 +46,6 @@ export interface CardKeyInfo {
   checkValue: string;
   createTime: string;
   retireTime: string | null;
-}
-
-interface KeyRow {
-  keyId: string;
-  purpose: CardKeyPurpose;
-  wrappedKey: string;
 }
 
 /** Unwrapped keys by id and wrapped text (the text changes if a key id were ever reused). */
@@ -72,24 +70,16 @@ function checkValueOf(purpose: CardKeyPurpose, key: Buffer): string {
 }
 
 async function insertKey(q: Queryable, masterKey: Buffer, purpose: CardKeyPurpose, keyId: string, key: Buffer, source: 'GENERATED' | 'CONFIGURED', now: Date) {
-  await q.query(
-    `INSERT INTO card_keys (key_id, purpose, wrapped_key, source, status, check_value, created_at)
-     VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6)`,
-    [keyId, purpose, seal(masterKey, key.toString('hex'), wrapContext(keyId, purpose)), source, checkValueOf(purpose, key), now],
-  );
-}
-
-async function retireActive(q: Queryable, purpose: CardKeyPurpose, now: Date): Promise<void> {
-  await q.query(`UPDATE card_keys SET status = 'RETIRED', retired_at = $2 WHERE purpose = $1 AND status = 'ACTIVE'`, [purpose, now]);
+  await insertKeyRow(q, {
+    keyId, purpose, wrappedKey: seal(masterKey, key.toString('hex'), wrapContext(keyId, purpose)), source,
+    checkValue: checkValueOf(purpose, key), createdAt: now,
+  });
 }
 
 async function provision(db: Db, config: Config, now: Date): Promise<void> {
   await db.tx(async (q) => {
-    await q.query('SELECT pg_advisory_xact_lock($1)', [PROVISION_LOCK_KEY]);
-    const active = new Map(
-      (await q.query<{ purpose: CardKeyPurpose; keyId: string }>(`SELECT purpose, key_id AS "keyId" FROM card_keys WHERE status = 'ACTIVE'`))
-        .map((r) => [r.purpose, r.keyId]),
-    );
+    await advisoryXactLock(q, PROVISION_LOCK_KEY);
+    const active = await activeKeyIds(q);
     for (const purpose of ['PAN_DATA', 'PAN_FINGERPRINT'] as const) {
       if (!active.has(purpose)) await insertKey(q, config.masterKey, purpose, newId('ck'), randomBytes(KEY_BYTES[purpose]), 'GENERATED', now);
     }
@@ -97,10 +87,10 @@ async function provision(db: Db, config: Config, now: Date): Promise<void> {
     if (configured) {
       // A configured CVK becomes the active one; a new CARD_CVK_ID is a rotation.
       if (active.get('CVK') !== configured.keyId) {
-        const [existing] = await q.query<{ purpose: string }>('SELECT purpose FROM card_keys WHERE key_id = $1', [configured.keyId]);
-        invariant(!existing || existing.purpose === 'CVK', 'CARD_CVK_ID does not name a key of another purpose');
-        await retireActive(q, 'CVK', now);
-        if (existing) await q.query(`UPDATE card_keys SET status = 'ACTIVE', retired_at = NULL WHERE key_id = $1`, [configured.keyId]);
+        const existing = await findKeyPurpose(q, configured.keyId);
+        invariant(!existing || existing === 'CVK', 'CARD_CVK_ID does not name a key of another purpose');
+        await retireActiveKeys(q, 'CVK', now);
+        if (existing) await activateKey(q, configured.keyId);
         else await insertKey(q, config.masterKey, 'CVK', configured.keyId, configured.key, 'CONFIGURED', now);
       }
     } else if (!active.has('CVK') && config.env === 'sandbox') {
@@ -137,10 +127,8 @@ export function ensureCardKeys(db: Db, config: Config, now: Date): Promise<void>
   return done;
 }
 
-const KEY_COLUMNS = `key_id AS "keyId", purpose, wrapped_key AS "wrappedKey"`;
-
 export async function activeCardKey(q: Queryable, masterKey: Buffer, purpose: CardKeyPurpose): Promise<{ keyId: string; key: Buffer }> {
-  const [row] = await q.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM card_keys WHERE purpose = $1 AND status = 'ACTIVE'`, [purpose]);
+  const row = await findActiveKeyRow(q, purpose);
   if (!row) {
     throw new Error(purpose === 'CVK'
       ? 'no card-verification key: set CARD_CVK (required in production)'
@@ -150,7 +138,7 @@ export async function activeCardKey(q: Queryable, masterKey: Buffer, purpose: Ca
 }
 
 export async function cardKeyById(q: Queryable, masterKey: Buffer, keyId: string, purpose: CardKeyPurpose): Promise<Buffer> {
-  const [row] = await q.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM card_keys WHERE key_id = $1`, [keyId]);
+  const row = await findKeyRow(q, keyId);
   invariant(row && row.purpose === purpose, `card key ${keyId} exists with purpose ${purpose}`);
   return unwrap(masterKey, row);
 }
@@ -180,18 +168,15 @@ export function panFingerprint(key: Buffer, pan: string): string {
 
 /** Operators: a new active PAN_DATA key (CVK rotates through CARD_CVK / CARD_CVK_ID). */
 export async function rotateCardKey(q: Queryable, masterKey: Buffer, purpose: 'PAN_DATA', now: Date): Promise<string> {
-  await q.query('SELECT pg_advisory_xact_lock($1)', [PROVISION_LOCK_KEY]);
-  await retireActive(q, purpose, now);
+  await advisoryXactLock(q, PROVISION_LOCK_KEY);
+  await retireActiveKeys(q, purpose, now);
   const keyId = newId('ck');
   await insertKey(q, masterKey, purpose, keyId, randomBytes(KEY_BYTES[purpose]), 'GENERATED', now);
   return keyId;
 }
 
 export async function listCardKeys(q: Queryable): Promise<CardKeyInfo[]> {
-  const rows = await q.query<{ keyId: string; purpose: CardKeyPurpose; source: 'GENERATED' | 'CONFIGURED'; status: 'ACTIVE' | 'RETIRED'; checkValue: string; createdAt: Date; retiredAt: Date | null }>(
-    `SELECT key_id AS "keyId", purpose, source, status, check_value AS "checkValue", created_at AS "createdAt", retired_at AS "retiredAt"
-     FROM card_keys ORDER BY created_at DESC, key_id`,
-  );
+  const rows = await listKeyRows(q);
   return rows.map((r) => ({
     keyId: r.keyId, purpose: r.purpose, source: r.source, status: r.status, checkValue: r.checkValue,
     createTime: r.createdAt.toISOString(), retireTime: r.retiredAt ? r.retiredAt.toISOString() : null,

@@ -109,3 +109,13 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     close: () => pool.end(),
   };
 }
+
+/** Readiness probe: one trivial statement (GET /readyz). */
+export async function ping(q: Queryable): Promise<void> {
+  await q.query('SELECT 1');
+}
+
+/** Transaction-scoped advisory lock: serializes one-time work (provisioning, migrations) across instances. */
+export async function advisoryXactLock(q: Queryable, key: number): Promise<void> {
+  await q.query('SELECT pg_advisory_xact_lock($1)', [key]);
+}

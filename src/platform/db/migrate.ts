@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Db } from './db.ts';
+import { advisoryXactLock, type Db } from './db.ts';
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 // Any fixed number: every instance takes the same transaction-scoped advisory lock.
@@ -19,7 +19,7 @@ export function migrationFiles(): string[] {
  */
 export async function migrate(db: Db): Promise<string[]> {
   return db.tx(async (q) => {
-    await q.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    await advisoryXactLock(q, MIGRATION_LOCK_KEY);
     await q.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version text PRIMARY KEY,
       applied_at timestamptz NOT NULL DEFAULT now()

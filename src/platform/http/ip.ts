@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import type { DeploymentEnv } from '../../config.ts';
+import type { DeploymentEnv } from '../deployment.ts';
 
 /** "::ffff:10.0.0.1" (IPv4 on a dual-stack socket) is the IPv4 address 10.0.0.1. */
 export function normalizeIp(ip: string): string {

@@ -3,7 +3,7 @@ import { Type, type Static, type TSchema } from 'typebox';
 import { ERROR_CATALOG, ApiError, type ErrorCode } from '../errors.ts';
 import { successEnvelope } from './envelope.ts';
 import { stringifyJson } from './json.ts';
-import type { AuthenticatedPartner } from '../../domains/partners/authenticate.ts';
+import type { AuthenticatedPartner } from '../caller.ts';
 
 /** partner: a partner's signed call; network: the card network ingress key (D40); admin: operator bearer token. */
 export type AuthMode = 'partner' | 'network' | 'admin' | 'none';

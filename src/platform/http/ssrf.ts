@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
-import type { DeploymentEnv } from '../../config.ts';
-import { paramInvalid } from '../../platform/errors.ts';
+import type { DeploymentEnv } from '../deployment.ts';
+import { paramInvalid } from '../errors.ts';
 
 /**
  * SSRF guard for the URLs the service calls on a partner's behalf (D38: webhook_url and auth_url).

@@ -1,0 +1,124 @@
+import type { Queryable } from '../../platform/db/db.ts';
+import type { Bucket, OwnerType } from './store.ts';
+
+/** SQL of postings and their entries (D33): append-only; the database applies each entry to its account. */
+
+export interface NewPostingRow {
+  postingId: string;
+  partnerId: string;
+  kind: string;
+  forced: boolean;
+  reference: string | null;
+  description: string | null;
+  createdAt: Date;
+}
+
+export async function insertPosting(q: Queryable, p: NewPostingRow): Promise<void> {
+  await q.query(
+    `INSERT INTO ledger_postings (posting_id, partner_id, kind, forced, reference, description, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [p.postingId, p.partnerId, p.kind, p.forced, p.reference, p.description, p.createdAt],
+  );
+}
+
+export interface NewEntryRow {
+  accountId: string;
+  currency: string;
+  bucket: Bucket;
+  /** Signed NUMERIC text. */
+  amount: string;
+}
+
+/** An entry as written, with the balances the database computed for its account (NUMERIC/BIGINT as text). */
+export interface EntryRow {
+  entryId: string;
+  accountId: string;
+  currency: string;
+  bucket: Bucket;
+  amount: string;
+  availableAfter: string;
+  pendingAfter: string;
+  accountVersion: string;
+}
+
+/** One statement; rows are applied in the order given (WITH ORDINALITY keeps it explicit). */
+export async function insertEntries(q: Queryable, postingId: string, createdAt: Date, entries: NewEntryRow[]): Promise<EntryRow[]> {
+  return q.query<EntryRow>(
+    `INSERT INTO ledger_entries (posting_id, account_id, currency, bucket, amount, available_after, pending_after, account_version, created_at)
+     SELECT $1, e.account_id, e.currency, e.bucket, e.amount::numeric, 0, 0, 0, $2
+       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS e(account_id, currency, bucket, amount, n)
+      ORDER BY e.n
+     RETURNING entry_id::text AS "entryId", account_id AS "accountId", currency, bucket, amount::text AS amount,
+       available_after::text AS "availableAfter", pending_after::text AS "pendingAfter", account_version::text AS "accountVersion"`,
+    [postingId, createdAt, entries.map((e) => e.accountId), entries.map((e) => e.currency), entries.map((e) => e.bucket), entries.map((e) => e.amount)],
+  );
+}
+
+/** One line per posting and account: the account's change and its balances after the posting (NUMERIC as text). */
+export interface MovementRow {
+  firstEntryId: string;
+  postingId: string;
+  currency: string;
+  kind: string;
+  reference: string | null;
+  description: string | null;
+  createdAt: Date;
+  amount: string;
+  availableChange: string;
+  pendingChange: string;
+  availableAfter: string;
+  pendingAfter: string;
+}
+
+export interface MovementFilter {
+  partnerId: string;
+  ownerType: OwnerType;
+  ownerId: string;
+  currency: string | null;
+  startTime: Date | null;
+  endTime: Date | null;
+}
+
+/**
+ * Movements of an owner's accounts: one line per posting and account (a hold moving money from
+ * available to pending is one line), newest first (D9).
+ */
+export async function listMovementRows(q: Queryable, f: MovementFilter, limit: number, offset: number): Promise<{ total: number; rows: MovementRow[] }> {
+  const where = `a.partner_id = $1 AND a.owner_type = $2 AND a.owner_id = $3
+    AND ($4::text IS NULL OR a.currency = $4)
+    AND ($5::timestamptz IS NULL OR e.created_at >= $5) AND ($6::timestamptz IS NULL OR e.created_at < $6)`;
+  const params = [f.partnerId, f.ownerType, f.ownerId, f.currency, f.startTime, f.endTime];
+  const [{ total }] = await q.query<{ total: number }>(
+    `SELECT count(*)::int AS total FROM (
+       SELECT 1 FROM ledger_entries e JOIN ledger_accounts a ON a.account_id = e.account_id
+        WHERE ${where} GROUP BY e.posting_id, e.account_id) g`,
+    params,
+  );
+  const rows = await q.query<MovementRow>(
+    `SELECT min(e.entry_id)::text AS "firstEntryId", e.posting_id AS "postingId", a.currency, p.kind, p.reference,
+            p.description, p.created_at AS "createdAt",
+            sum(e.amount)::text AS amount,
+            COALESCE(sum(e.amount) FILTER (WHERE e.bucket = 'AVAILABLE'), 0)::text AS "availableChange",
+            COALESCE(sum(e.amount) FILTER (WHERE e.bucket = 'PENDING'), 0)::text AS "pendingChange",
+            ((array_agg(e.available_after ORDER BY e.account_version DESC))[1])::text AS "availableAfter",
+            ((array_agg(e.pending_after ORDER BY e.account_version DESC))[1])::text AS "pendingAfter"
+       FROM ledger_entries e
+       JOIN ledger_accounts a ON a.account_id = e.account_id
+       JOIN ledger_postings p ON p.posting_id = e.posting_id
+      WHERE ${where}
+      GROUP BY e.posting_id, e.account_id, a.currency, p.kind, p.reference, p.description, p.created_at, p.seq
+      ORDER BY p.created_at DESC, p.seq DESC
+      LIMIT $7 OFFSET $8`,
+    [...params, limit, offset],
+  );
+  return { total, rows };
+}
+
+/** Whether any entry on the account after `afterVersion` left its available at or above `threshold`. */
+export async function availableReachedSince(q: Queryable, accountId: string, afterVersion: string, threshold: string): Promise<boolean> {
+  const rows = await q.query(
+    `SELECT 1 FROM ledger_entries WHERE account_id = $1 AND account_version > $2 AND available_after >= $3::numeric LIMIT 1`,
+    [accountId, afterVersion, threshold],
+  );
+  return rows.length > 0;
+}

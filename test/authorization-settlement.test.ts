@@ -132,6 +132,16 @@ describe('authorization settlement and network ingress (D32, D33, D34, D40)', ()
     const dedicated = await fundedCard(svc, { world: w, dedicated: true, funds: '0' });
     await w.client.sandbox.refund({ cardId: dedicated.card.cardId, amount: decimal('3.00'), currency: 'USD', merchantName: 'Shop' });
     assert.deepEqual(await fundsOf(dedicated), { available: '3.00', pending: '0.00', total: '3.00' });
+    const spend = await w.client.sandbox.authorize(purchase(dedicated.card.cardId, '2.00'));
+    await w.client.sandbox.clear({ transId: spend.transId, amount: decimal('1.50') });
+    // D29: the dedicated card's statement shows every movement of its balance, newest first.
+    const lines = await w.client.funding.statement({ organizationId: w.org.organizationId, cardId: dedicated.card.cardId });
+    assert.deepEqual(lines.result.map((l) => `${l.type}:${text(l.availableChange)}:${text(l.pendingChange)}:${text(l.availableAfter)}`),
+      ['CLEARING:0.50:-2.00:1.50', 'AUTHORIZATION:-2.00:2.00:1.00', 'REFUND:3.00:0.00:3.00']);
+    assert.equal(lines.result[0].reference, spend.transId);
+    const other = await svc.newPartner();
+    await expectCode(other.client.funding.statement({ organizationId: w.org.organizationId, cardId: dedicated.card.cardId }), 'ORGANIZATION_INVALID');
+    assert.equal((await w.client.funding.statement({ organizationId: w.org.organizationId, cardId: w.card.cardId })).total, 0, 'a shared card has no balance of its own');
     await audit(w.partner.partnerId);
   });
 

@@ -36,6 +36,8 @@ export interface StatementLine {
 
 export interface StatementParams {
   organizationId: string;
+  /** A dedicated card of the company: the movements of its own balance instead of the pools'. */
+  cardId?: string;
   currency?: FundingCurrency;
   startTime?: string;
   endTime?: string;

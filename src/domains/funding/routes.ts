@@ -42,10 +42,11 @@ export function fundingRoutes(deps: FundingDeps): RouteDef[] {
       url: '/open-api-corp/fund/v1/statement',
       auth: 'partner',
       tag: 'Funds',
-      summary: 'Every movement of the company funding pools, newest first (D29)',
+      summary: 'Every movement of the company funding pools, or of a dedicated card\'s balance, newest first (D29)',
       description: 'One line per posting and pool: amount = availableChange + pendingChange; the balances after the movement. startTime is inclusive, endTime exclusive.',
       querystring: Type.Object({
         organizationId: OrganizationId,
+        cardId: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'A dedicated card of the company: the movements of its own balance' })),
         currency: Type.Optional(FundingCurrency),
         startTime: Type.Optional(IsoTime),
         endTime: Type.Optional(IsoTime),

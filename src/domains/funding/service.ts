@@ -51,20 +51,35 @@ export async function fundBalance(deps: FundingDeps, partnerId: string, organiza
 
 export interface StatementQuery {
   organizationId: string;
+  /** A dedicated card of the company: its own balance's movements instead of the pools'. */
+  cardId?: string;
   currency?: string;
   startTime?: string;
   endTime?: string;
 }
 
-/** D29 fund/v1/statement: every pool movement for reconciliation, newest first. */
+/**
+ * D29 fund/v1/statement: every movement of the company pools, or with `cardId` of a dedicated
+ * card's own balance (deposits, transfers, authorization holds, clearings, reversals, refunds),
+ * newest first. A card that is not a dedicated card of this company has no lines.
+ */
 export async function statement(deps: FundingDeps, partnerId: string, query: StatementQuery, paging: Paging) {
   const startTime = query.startTime ? new Date(query.startTime) : null;
   const endTime = query.endTime ? new Date(query.endTime) : null;
   if (startTime && endTime && startTime.getTime() > endTime.getTime()) throw paramInvalid('endTime', 'must not be before startTime');
   const organization = await findOrganization(deps.db, partnerId, query.organizationId);
   if (!organization) throw new ApiError('ORGANIZATION_INVALID');
+  if (query.cardId !== undefined) {
+    const accounts = await listAccountsOfOwner(deps.db, partnerId, 'CARD', query.cardId);
+    if (!accounts.some((a) => a.organizationId === query.organizationId)) return pageOf(paging, 0, []);
+  }
   const { total, rows } = await listMovements(deps.db, {
-    partnerId, ownerType: 'ORGANIZATION_POOL', ownerId: query.organizationId, currency: query.currency ?? null, startTime, endTime,
+    partnerId,
+    ownerType: query.cardId === undefined ? 'ORGANIZATION_POOL' : 'CARD',
+    ownerId: query.cardId ?? query.organizationId,
+    currency: query.currency ?? null,
+    startTime,
+    endTime,
   }, paging.pageSize, (paging.page - 1) * paging.pageSize);
   return pageOf(paging, total, rows.map((r) => {
     const availableAfter = fromDb(r.availableAfter);

@@ -27,6 +27,8 @@ export type {
 export type {
   CardTransaction, TransactionStatus, MessageType, Channel, ListTransactionsParams, ResolvedTransactionId, TransactionAmount,
 } from './resources/transactions.ts';
+export { createAuthUrlHandler, rsaDecryptSegmented, rsaEncryptSegmented, AuthUrlRequestError } from './auth-url.ts';
+export type { AuthorizationRequest, AuthorizationAnswer, AuthUrlHandlerOptions } from './auth-url.ts';
 export { decryptSecureCard, decryptGcmField, SecureCardDecryptError } from './secure-card.ts';
 export type { EncryptedSecureCard, DecryptedSecureCard } from './secure-card.ts';
 export { verifyWebhook, WebhookVerificationError } from './resources/events.ts';

@@ -27,7 +27,7 @@ import {
 import { PartnerAuthenticator, PartnerCache, partnerRoutes } from './domains/partners/index.ts';
 import { sandboxRoutes } from './domains/sandbox/index.ts';
 import { velocityRoutes } from './domains/velocity/index.ts';
-import { authorizationRoutes, NetworkAuthenticator, type PartnerDecisionStage } from './domains/authorization/index.ts';
+import { AuthUrlForwarder, authorizationRoutes, NetworkAuthenticator, ServiceKeys, type PartnerDecisionStage } from './domains/authorization/index.ts';
 
 export interface AppDeps {
   config: Config;
@@ -59,11 +59,13 @@ export function allRoutes(
   ctx: AppContext,
   partnerCache = new PartnerCache(ctx.db, ctx.config.partnerCacheTtlMs, ctx.config.masterKey),
   partnerDecision?: PartnerDecisionStage,
+  serviceKeys = new ServiceKeys(ctx),
 ): RouteDef[] {
+  const forwarder = new AuthUrlForwarder({ ...ctx, keys: serviceKeys });
   return [...partnerRoutes({ ...ctx, partnerCache }), ...diagnosticsRoutes(ctx),
     ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes(ctx), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx), ...customerAdminRoutes(ctx), ...ledgerAdminRoutes(ctx),
     ...eventRoutes(ctx), ...velocityRoutes({ ...ctx, cards: cardLookup }), ...cardRoutes(ctx),
-    ...authorizationRoutes({ ...ctx, partnerDecision })];
+    ...authorizationRoutes({ ...ctx, partnerDecision: partnerDecision ?? forwarder, forwarder, serviceKeys })];
 }
 
 /**
@@ -236,7 +238,10 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   const authHook = (mode: AuthMode) => (mode === 'partner' ? partnerHook : mode === 'admin' ? adminHook : mode === 'network' ? networkHook : null);
   const rateLimitConfig = { max: config.rateLimitMax, timeWindow: config.rateLimitWindowMs };
 
-  for (const def of allRoutes(ctx, partnerCache, deps.partnerDecision)) {
+  // D37: the service's RSA key pair exists before the first request (generated at first start).
+  const serviceKeys = new ServiceKeys(ctx);
+  await serviceKeys.ensure();
+  for (const def of allRoutes(ctx, partnerCache, deps.partnerDecision, serviceKeys)) {
     if (def.sandboxOnly && config.env !== 'sandbox') continue;
     registerRoute(app, def, { authHook, rateLimit: rateLimitConfig });
   }

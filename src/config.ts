@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createPrivateKey, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DeploymentEnv } from './platform/deployment.ts';
@@ -42,6 +42,13 @@ export interface Config {
   webhookTimeoutMs: number;
   /** 5.5: the service's egress addresses (IP or CIDR) partners whitelist for webhooks; published to them. */
   webhookEgressIps: string[];
+  /** D37: default deadline of a partner's auth_url answer (per-partner setting overrides it). */
+  authForwardDeadlineMs: number;
+  /**
+   * D37: the service's RSA-2048 private key (SERVICE_RSA_PRIVATE_KEY, Base64 PKCS#8 DER). When absent
+   * a key pair is generated at first start and kept sealed under the master key in the database.
+   */
+  serviceRsaPrivateKey: Buffer | null;
   /**
    * D26: double-length DES card-verification key (CARD_CVK, 32 hex) and its id (CARD_CVK_ID,
    * default "cvk-" + key check value). Required in production; sandbox generates one at first use.
@@ -60,6 +67,7 @@ const DEFAULT_CREDENTIAL_LINK_TTL_MS = 72 * 3600_000; // three days to act on th
 const DEFAULT_DB_POOL_SIZE = 10;
 const DEFAULT_PARTNER_CACHE_TTL_MS = 1000; // a settings change reaches every instance within a second
 const DEFAULT_WEBHOOK_TIMEOUT_MS = 5000; // D38: no answer in 5 s is a failed attempt
+const DEFAULT_AUTH_FORWARD_DEADLINE_MS = 2000; // D37: a partner's auth_url answers within 2 s by default
 const DEFAULT_WEBHOOK_EGRESS_IPS = ''; // none configured: the published list is empty until operators set it
 
 /** WEBHOOK_EGRESS_IPS: comma-separated IP addresses or CIDR blocks. */
@@ -106,6 +114,19 @@ function parseCardVerificationKey(env: NodeJS.ProcessEnv): { keyId: string; key:
   const keyId = (env.CARD_CVK_ID ?? '').trim() || `cvk-${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
   if (!/^[A-Za-z0-9._-]{1,40}$/.test(keyId)) throw new ConfigError('CARD_CVK_ID must be 1-40 characters of [A-Za-z0-9._-]');
   return { keyId, key };
+}
+
+/** D37: SERVICE_RSA_PRIVATE_KEY, Base64 of a PKCS#8 DER RSA-2048 private key. */
+function parseServiceRsaKey(env: NodeJS.ProcessEnv): Buffer | null {
+  const raw = (env.SERVICE_RSA_PRIVATE_KEY ?? '').trim();
+  if (!raw) return null;
+  try {
+    const key = createPrivateKey({ key: Buffer.from(raw, 'base64'), format: 'der', type: 'pkcs8' });
+    if (key.asymmetricKeyType !== 'rsa' || key.asymmetricKeyDetails?.modulusLength !== 2048) throw new Error('not RSA-2048');
+    return Buffer.from(raw, 'base64');
+  } catch {
+    throw new ConfigError('SERVICE_RSA_PRIVATE_KEY must be the Base64 PKCS#8 DER of an RSA-2048 private key');
+  }
 }
 
 export interface LoadedConfig {
@@ -178,6 +199,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
     workers: env.WORKERS !== 'false',
     webhookTimeoutMs: intFrom(env, 'WEBHOOK_TIMEOUT_MS', DEFAULT_WEBHOOK_TIMEOUT_MS, 50, 60_000),
     webhookEgressIps: ipListFrom(env, 'WEBHOOK_EGRESS_IPS', DEFAULT_WEBHOOK_EGRESS_IPS),
+    authForwardDeadlineMs: intFrom(env, 'AUTH_FORWARD_DEADLINE_MS', DEFAULT_AUTH_FORWARD_DEADLINE_MS, 100, 10_000),
+    serviceRsaPrivateKey: parseServiceRsaKey(env),
     cardVerificationKey: parseCardVerificationKey(env),
   };
   return { config, notices };

@@ -25,4 +25,12 @@ export class PartnerResource {
   settings(): Promise<PartnerSettings> {
     return this.http.call('GET', '/open-api/partner/v1/settings');
   }
+
+  /**
+   * The service RSA public key your auth_url verifies requests with and encrypts answers to (5.6, D37).
+   * @example const { publicKey, keyId } = await client.partner.servicePublicKey();
+   */
+  servicePublicKey(): Promise<{ keyId: string; publicKey: string; algorithm: string; signatureAlgorithm: string; encryption: string }> {
+    return this.http.call('GET', '/open-api/v1/service-public-key');
+  }
 }

@@ -71,4 +71,15 @@ export class SandboxResource {
   }): Promise<CardTransaction> {
     return this.http.call('POST', '/open-api/sandbox/v1/simulate/refund', { body: params });
   }
+
+  /**
+   * Sends a test authorization to your auth_url (nothing is booked) and reports what happened.
+   * @example const report = await client.sandbox.testAuthUrl(); // { delivered, answerVerified, approved, latencyMs, ... }
+   */
+  testAuthUrl(): Promise<{
+    configured: boolean; transId?: string; delivered: boolean; answerVerified: boolean; approved: boolean | null; declineReason: string | null;
+    standInReason: string | null; outcome?: string; httpStatus: number | null; latencyMs: number; error: string | null;
+  }> {
+    return this.http.call('POST', '/open-api/sandbox/v1/auth-url/test', { body: {} });
+  }
 }

@@ -37,6 +37,14 @@ export interface CardTransaction {
   originalTransId: string | null;
   networkTransactionId: string;
   source: 'NETWORK' | 'SANDBOX';
+  /** The auth_url forwarding of this authorization (D37), null when not forwarded. */
+  partnerDecision: {
+    outcome: 'APPROVED' | 'DECLINED' | 'STAND_IN_APPROVED' | 'STAND_IN_DECLINED';
+    standInReason: string | null;
+    partnerDeclineReason: string | null;
+    latencyMs: number;
+    httpStatus: number | null;
+  } | null;
   transactionTime: string;
   createTime: string;
   modifyTime: string;

@@ -2,7 +2,9 @@
 export { authorizationRoutes, type AuthorizationRouteDeps } from './routes.ts';
 export {
   authorize, clear, reverse, refund, expireHolds, HOLD_EXPIRY_MS, HOLD_EXPIRY_BATCH, approveEverything, DECLINE_REASONS,
-  type AuthorizationDeps, type PartnerDecisionStage, type DeclineReason,
+  type AuthorizationDeps, type PartnerDecisionStage, type PartnerDecision, type DeclineReason,
 } from './service.ts';
 export { NetworkAuthenticator, type NetworkCaller } from './network-keys.ts';
 export type { TransactionView } from './schemas.ts';
+export { AuthUrlForwarder, businessFields, SERVICE_KEY_HEADER, type StandInReason } from './forwarding.ts';
+export { ServiceKeys, type ServiceKey } from './service-keys.ts';

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { PagingQuery } from '../../platform/http/schema.ts';
 import type { ErrorCode } from '../../platform/errors.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
 import {
@@ -10,8 +11,11 @@ import {
   authorize, clear, listTransactions, queryTransaction, refund, resolveIds, reverse, type AuthorizationDeps,
 } from './service.ts';
 import type { Config } from '../../config.ts';
+import { listForwardingsPage, setForwardingSettings } from './forwarding-admin.ts';
+import type { AuthUrlForwarder } from './forwarding.ts';
+import type { ServiceKeys } from './service-keys.ts';
 
-export type AuthorizationRouteDeps = AuthorizationDeps & { config: Config };
+export type AuthorizationRouteDeps = AuthorizationDeps & { config: Config; serviceKeys: ServiceKeys; forwarder: AuthUrlForwarder };
 
 const DECISION_NOTE = 'A decline is a success envelope with `approved: false` and `declineReason` (D47): CARD_BLOCKED, CARD_CANCELLED, '
   + 'CAPABILITY_FROZEN (declineDetail names the subject and code), VELOCITY_LIMIT_EXCEEDED, MCC_NOT_ALLOWED, COUNTRY_NOT_ALLOWED, '
@@ -115,7 +119,71 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
       handler: ({ body, partner }) => resolveIds(deps, partner.partnerId, body.ids),
     }),
 
+    // ---- Authorization forwarding (5.6, D37, D50) ----
+    route({
+      method: 'GET', url: '/open-api/v1/service-public-key', auth: 'partner', tag: 'Authorization forwarding',
+      summary: 'The service RSA public key your auth_url verifies requests with and encrypts answers to (5.6, D37)',
+      description: 'X.509 SubjectPublicKeyInfo DER, Base64 (what Java\'s X509EncodedKeySpec reads). Requests name the key that signed them in the X-DAPI-SERVICE-KEY-ID header; after a rotation answer with the key the request names.',
+      data: Type.Object({ keyId: Type.String(), publicKey: Type.String(), algorithm: Type.String(), signatureAlgorithm: Type.String(), encryption: Type.String() }),
+      errors: [],
+      handler: async () => {
+        const key = await deps.serviceKeys.activeKey();
+        return { keyId: key.keyId, publicKey: key.publicKeyBase64, algorithm: 'RSA-2048', signatureAlgorithm: 'SHA256withRSA', encryption: 'RSA/ECB/PKCS1Padding, 245-byte blocks' };
+      },
+    }),
+    route({
+      method: 'POST', url: '/open-api/sandbox/v1/auth-url/test', auth: 'partner', tag: 'Sandbox', sandboxOnly: true,
+      summary: 'Send a test authorization to your auth_url and read what happened (D37)',
+      description: 'Nothing is booked. Reports whether the request was delivered, whether your answer decrypted and verified, your decision, the stand-in reason otherwise, and the latency.',
+      data: Type.Object({}, { additionalProperties: true }),
+      errors: [],
+      handler: ({ partner }) => deps.forwarder.test(partner.partnerId),
+    }),
+
     // ---- Operators ----
+    route({
+      method: 'GET', url: '/internal/admin/v1/service-keys', auth: 'admin', tag: 'Admin',
+      summary: 'The service RSA keys: the ACTIVE one and RETIRED ones (public parts only)',
+      errors: [],
+      handler: () => deps.serviceKeys.list(),
+    }),
+    route({
+      method: 'POST', url: '/internal/admin/v1/service-keys/rotate', auth: 'admin', tag: 'Admin',
+      summary: 'Rotate the service RSA key; the previous key keeps decrypting answers to requests it signed',
+      errors: [],
+      handler: async () => {
+        const key = await deps.serviceKeys.rotate();
+        return { keyId: key.keyId, publicKey: key.publicKeyBase64 };
+      },
+    }),
+    route({
+      method: 'POST', url: '/internal/admin/v1/auth-forwarding/settings', auth: 'admin', tag: 'Admin',
+      summary: 'A partner\'s answer deadline and stand-in decision (D37: default 2000 ms, DECLINE)',
+      body: Type.Object({
+        partnerId: Type.String({ minLength: 1, maxLength: 20 }),
+        deadlineMs: Type.Integer({ minimum: 100, maximum: 10000 }),
+        standIn: Type.Union([Type.Literal('APPROVE'), Type.Literal('DECLINE')]),
+      }),
+      errors: ['PARTNER_INVALID'],
+      handler: ({ body }) => setForwardingSettings(deps, body),
+    }),
+    route({
+      method: 'GET', url: '/internal/admin/v1/auth-forwardings', auth: 'admin', tag: 'Admin',
+      summary: 'Forwarded authorizations: outcome, stand-in reason, latency (newest first)',
+      querystring: Type.Object({
+        partnerId: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
+        transId: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
+        ...PagingQuery,
+      }),
+      errors: [],
+      handler: ({ query }) => listForwardingsPage(deps, query, paging(query)),
+    }),
+    route({
+      method: 'GET', url: '/internal/admin/v1/auth-forwardings/metrics', auth: 'admin', tag: 'Admin',
+      summary: 'Forwardings per outcome since this instance started (a counter per outcome)',
+      errors: [],
+      handler: async () => ({ counters: { ...deps.forwarder.counters } }),
+    }),
     route({
       method: 'POST', url: '/internal/admin/v1/network-keys', auth: 'admin', tag: 'Admin',
       summary: 'Issue a card network ingress key (shown once)',

@@ -112,6 +112,13 @@ export const TransactionOut = Type.Object({
   originalTransId: Nullable(Type.String()),
   networkTransactionId: Type.String(),
   source: Type.String({ description: 'NETWORK or SANDBOX' }),
+  partnerDecision: Type.Union([Type.Object({
+    outcome: Type.String({ description: 'APPROVED, DECLINED, STAND_IN_APPROVED or STAND_IN_DECLINED' }),
+    standInReason: Nullable(Type.String({ description: 'Why no valid answer: TIMEOUT, TRANSPORT_ERROR, BLOCKED, HTTP_STATUS, MALFORMED_ANSWER, DECRYPTION_FAILED, SIGNATURE_INVALID, TRANS_ID_MISMATCH, NOT_CONFIGURED' })),
+    partnerDeclineReason: Nullable(Type.String()),
+    latencyMs: Type.Integer(),
+    httpStatus: Nullable(Type.Integer()),
+  }), Type.Null()], { description: 'The auth_url forwarding of this authorization (D37), null when not forwarded' }),
   transactionTime: Type.String(),
   createTime: Type.String(),
   modifyTime: Type.String(),

@@ -26,7 +26,7 @@ import { CAPABILITY_BLOCKERS, isIsoCountry } from '../organizations/index.ts';
 import { periodKeys, releaseUsage } from '../velocity/index.ts';
 import {
   authorizeInDb, claimExpiredHolds, findAuthorization, findTransactionJson, insertSettlement, listTransactions as listTransactionRows,
-  lockAuthorization, lockNetworkMessage, resolveTransactionIds, transactionJsonByNetworkId, updateAuthorization,
+  lockAuthorization, lockNetworkMessage, resolveTransactionIds, transactionJson, transactionJsonByNetworkId, updateAuthorization,
   type Source, type TransactionRow,
 } from './store.ts';
 import type { TransactionView } from './schemas.ts';
@@ -47,8 +47,13 @@ const SETTLEMENT_RULES = { maxScale: CORPORATE_SCALE, sign: 'positive' } as cons
  * The stage after funds (D34, D37): a partner with an auth_url gets the final say on its
  * corporate cards' spend. Until RSA forwarding lands every authorization passes it unchanged.
  */
+export type PartnerDecision =
+  | { approved: true; /** The partner was asked: the record now carries its decision. */ forwarded?: boolean }
+  | { approved: false; declineReason: 'PARTNER_DECLINED' | 'PARTNER_TIMEOUT'; declineDetail?: string | null };
 export interface PartnerDecisionStage {
-  decide(transaction: TransactionView): Promise<{ approved: true } | { approved: false; declineReason: 'PARTNER_DECLINED' | 'PARTNER_TIMEOUT'; declineDetail?: string }>;
+  decide(input: { partnerId: string; transaction: TransactionView }): Promise<PartnerDecision>;
+  /** Whether a decision was already taken for this authorization (a network retry is forwarded again only when not). */
+  decided?(transId: string): Promise<boolean>;
 }
 export const approveEverything: PartnerDecisionStage = { decide: async () => ({ approved: true }) };
 
@@ -146,13 +151,21 @@ export async function authorize(deps: AuthorizationDeps, input: AuthorizationInp
   });
   if (result.outcome === 'CARD_INVALID') throw new ApiError('CARD_INVALID', `Card ${input.cardId} does not exist`);
   const transaction = view(result.body);
+  const partnerId = result.partnerId;
+  invariant(partnerId !== null, `authorization ${transaction.transId} has a partner`);
   assertAuthorizationShape(transaction);
-  if (result.outcome === 'REPLAY' || !transaction.approved) return transaction;
+  if (!transaction.approved) return transaction;
   if (result.outcome === 'NEW_LOW_BALANCE' && deps.onLowBalance) {
-    await deps.onLowBalance({ partnerId: await partnerOf(deps.db, transaction), organizationId: transaction.organizationId, currency: transaction.billingCurrency });
+    await deps.onLowBalance({ partnerId, organizationId: transaction.organizationId, currency: transaction.billingCurrency });
   }
-  const decision = await (deps.partnerDecision ?? approveEverything).decide(transaction);
-  if (decision.approved) return transaction;
+  const stage = deps.partnerDecision ?? approveEverything;
+  // D37: a network retry of an authorization still waiting for its partner is forwarded again with
+  // the same networkTransactionId; once decided, a retry is answered from the record.
+  if (result.outcome === 'REPLAY' && (transaction.status !== 'PENDING' || !stage.decided || await stage.decided(transaction.transId))) {
+    return transaction;
+  }
+  const decision = await stage.decide({ partnerId, transaction });
+  if (decision.approved) return decision.forwarded ? view(await transactionJson(deps.db, transaction.transId)) : transaction;
   return declineAfterHold(deps, transaction.transId, decision.declineReason, decision.declineDetail ?? null);
 }
 
@@ -169,17 +182,13 @@ function assertAuthorizationShape(t: TransactionView): void {
   }
 }
 
-async function partnerOf(db: Db, t: TransactionView): Promise<string> {
-  const row = await findAuthorization(db, { networkTransactionId: t.networkTransactionId });
-  invariant(row, `authorization ${t.transId} exists`);
-  return row.partnerId;
-}
-
 /** The partner declined after the hold was taken: give hold and usage back, record the decline. */
 async function declineAfterHold(deps: AuthorizationDeps, transId: string, reason: DeclineReason, detail: string | null): Promise<TransactionView> {
   return deps.db.tx(async (q) => {
     const auth = await lockAuthorization(q, { transId });
-    invariant(auth && auth.status === 'PENDING', `authorization ${transId} is still held when the partner declines`);
+    invariant(auth, `authorization ${transId} exists`);
+    // A concurrent copy of the message already applied a decision (or the hold was settled meanwhile).
+    if (auth.status !== 'PENDING' || fromDb(auth.holdAmount).isZero()) return view(await transactionJson(q, transId));
     const at = now(deps);
     await releaseHold(q, auth, fromDb(auth.holdAmount), 'PARTNER_DECLINE', at, true);
     return view(await updateAuthorization(q, {

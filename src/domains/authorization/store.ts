@@ -38,9 +38,9 @@ export interface AuthorizeRow {
 
 export type AuthorizeOutcome = 'NEW' | 'NEW_LOW_BALANCE' | 'REPLAY' | 'CARD_INVALID';
 
-export async function authorizeInDb(q: Queryable, a: AuthorizeRow): Promise<{ outcome: AuthorizeOutcome; body: string | null }> {
-  const rows = await q.query<{ outcome: AuthorizeOutcome; body: string | null }>(
-    `SELECT outcome, body FROM card_authorize($1, $2, $3, $4, $5, $6::numeric, $7, $8::numeric, $9, $10, $11, $12, $13, $14, $15,
+export async function authorizeInDb(q: Queryable, a: AuthorizeRow): Promise<{ outcome: AuthorizeOutcome; body: string | null; partnerId: string | null }> {
+  const rows = await q.query<{ outcome: AuthorizeOutcome; body: string | null; partnerId: string | null }>(
+    `SELECT outcome, body, answer_partner AS "partnerId" FROM card_authorize($1, $2, $3, $4, $5, $6::numeric, $7, $8::numeric, $9, $10, $11, $12, $13, $14, $15,
        $16::text[], $17::text[], $18, $19, $20, $21, $22)`,
     [a.partnerId, a.cardId, a.source, a.networkTransactionId, a.replayGuard, a.amount, a.currency, a.billingAmount, a.billingCurrency,
       a.merchantName, a.mcc, a.merchantCountry, a.channel, a.now, a.transactionTime, a.periodKeys, a.blockers, a.transId,

@@ -153,8 +153,10 @@ export function parseExternalPublicKey(base64: string): KeyObject | null {
   }
 }
 
+/** The SPKI Base64 of a public key, or of a private key's public half. */
 export function publicKeyBase64(key: KeyObject): string {
-  return key.export({ format: 'der', type: 'spki' }).toString('base64');
+  const publicKey = key.type === 'private' ? createPublicKey(key) : key;
+  return publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
 }
 
 export function privateKeyFromPkcs8(der: Buffer): KeyObject {

@@ -216,14 +216,14 @@ END $$;
 -- card (CARD_INVALID when unknown or, for a partner call, another partner's: no record at all),
 -- card status, capabilities of employee, company and partner, velocity, funds (free -> freeze).
 -- A network retry (same network_transaction_id) is answered from the first record.
--- Returns (outcome, body): ('NEW'|'REPLAY', transaction json) or ('CARD_INVALID', NULL).
+-- Returns (outcome, body, partner_id): ('NEW'|'NEW_LOW_BALANCE'|'REPLAY', transaction json, its partner) or ('CARD_INVALID', NULL, NULL).
 CREATE FUNCTION card_authorize(
   p_partner_id text, p_card_id text, p_source text, p_network_id text, p_replay_guard boolean,
   p_amount numeric, p_currency text, p_billing_amount numeric, p_billing_currency text,
   p_merchant_name text, p_mcc text, p_country text, p_channel text,
   p_now timestamptz, p_transaction_time timestamptz, p_keys text[], p_blockers text[],
   p_trans_id text, p_outstanding_id text, p_posting_id text, p_event_id text, p_alert_event_id text
-) RETURNS TABLE (outcome text, body text) LANGUAGE plpgsql AS $$
+) RETURNS TABLE (outcome text, body text, answer_partner text) LANGUAGE plpgsql AS $$
 DECLARE
   v_card record;
   v_existing card_transactions;
@@ -244,7 +244,7 @@ BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended('card-net:' || p_network_id, 0));
     SELECT * INTO v_existing FROM card_transactions WHERE network_transaction_id = p_network_id;
     IF FOUND THEN
-      RETURN QUERY SELECT 'REPLAY'::text, card_transaction_json(v_existing)::text;
+      RETURN QUERY SELECT 'REPLAY'::text, card_transaction_json(v_existing)::text, v_existing.partner_id;
       RETURN;
     END IF;
   END IF;
@@ -252,7 +252,7 @@ BEGIN
   SELECT c.*, p.status AS partner_status INTO v_card
     FROM cards c JOIN partners p ON p.partner_id = c.partner_id WHERE c.card_id = p_card_id;
   IF NOT FOUND OR (p_partner_id IS NOT NULL AND v_card.partner_id <> p_partner_id) THEN
-    RETURN QUERY SELECT 'CARD_INVALID'::text, NULL::text;
+    RETURN QUERY SELECT 'CARD_INVALID'::text, NULL::text, NULL::text;
     RETURN;
   END IF;
   v_employee := CASE WHEN v_card.subject_type = 'CUSTOMER' THEN v_card.subject_id END;
@@ -374,10 +374,10 @@ BEGIN
       UPDATE balance_alert_settings SET last_alert_day = (p_now AT TIME ZONE 'UTC')::date, last_alert_version = v_after.version,
              last_alert_at = p_now
        WHERE organization_id = v_card.organization_id AND currency = v_bcur;
-      RETURN QUERY SELECT 'NEW_LOW_BALANCE'::text, card_transaction_json(v_t)::text;
+      RETURN QUERY SELECT 'NEW_LOW_BALANCE'::text, card_transaction_json(v_t)::text, v_card.partner_id;
       RETURN;
     END IF;
   END IF;
 
-  RETURN QUERY SELECT 'NEW'::text, card_transaction_json(v_t)::text;
+  RETURN QUERY SELECT 'NEW'::text, card_transaction_json(v_t)::text, v_card.partner_id;
 END $$;

@@ -12,7 +12,7 @@ export {
   DEPOSIT_BANK, type ApplyInput, type CheckedApplication, type TransferInput,
 } from './service.ts';
 export {
-  leaseCardApplications, processCardApplications, CARD_APPLY_BATCH, CARD_APPLY_LEASE_MS, CARD_APPLY_MAX_ATTEMPTS,
+  cardApplicationJob, leaseCardApplications, processCardApplications, CARD_APPLY_BATCH, CARD_APPLY_LEASE_MS, CARD_APPLY_MAX_ATTEMPTS,
   CARD_APPLY_POLL_INTERVAL_MS, PROCESSING_FAILED, SCREENING_REJECTED, type JobLogger, type ProcessResult,
 } from './jobs.ts';
 export {

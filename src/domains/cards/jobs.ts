@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../platform/db/db.ts';
+import { runJobOnce, type JobDefinition, type JobFailure, type JobLog } from '../../platform/jobs.ts';
 import { ApiError, invariant } from '../../platform/errors.ts';
 import { newId } from '../../platform/crypto/secrets.ts';
 import { recordEvent } from '../events/index.ts';
@@ -7,7 +8,7 @@ import { drawCardData, expiryYymm } from './card-data.ts';
 import { bindRulesToCard, isCountrySanctioned } from './deps.ts';
 import { ensureCardsReady, type CardDeps } from './profiles.ts';
 import { applyView, cardView, checkApplication, type CheckedApplication } from './service.ts';
-import { completeApplication, insertCard, leaseApplications, lockLeasedApplication, type Card, type CardApplication } from './store.ts';
+import { completeApplication, deferApplication, insertCard, leaseApplications, lockLeasedApplication, type Card, type CardApplication } from './store.ts';
 
 /**
  * The asynchronous half of card application (D23, D24, D44): a leased job per application.
@@ -17,8 +18,10 @@ import { completeApplication, insertCard, leaseApplications, lockLeasedApplicati
  * number of instances lease disjoint rows. Then each application is decided in its own
  * transaction, which first re-locks the row and checks the lease is still ours (a slow worker
  * whose lease was taken over writes nothing). A worker that crashes leaves PROCESSING rows whose
- * lease expires; the next run takes them again. An application that fails unexpectedly
- * CARD_APPLY_MAX_ATTEMPTS times is rejected with PROCESSING_FAILED rather than retried forever.
+ * lease expires; the next run takes them again. An unexpected failure is retried with backoff
+ * (the row stays PROCESSING); an application that fails CARD_APPLY_MAX_ATTEMPTS times is rejected
+ * with PROCESSING_FAILED rather than retried forever. The leasing, retries and logging are the job
+ * runner's (src/platform/jobs.ts); this file is the job's definition.
  *
  * Deciding re-runs the checks of D44 (anything may have changed since apply: KYC, restrictions,
  * rules, profile), then screening, then creates the card, binds the rules and records CARD_CREATED;
@@ -43,9 +46,7 @@ const MAX_PAN_DRAWS = 10;
 export const SCREENING_REJECTED = 'SCREENING_REJECTED';
 export const PROCESSING_FAILED = 'PROCESSING_FAILED';
 
-export interface JobLogger {
-  error(obj: object, msg?: string): void;
-}
+export type JobLogger = JobLog;
 
 export interface ProcessResult {
   leased: number;
@@ -111,74 +112,92 @@ async function issueCard(deps: CardDeps, q: Queryable, application: CardApplicat
 
 type Outcome = 'SUCCESS' | 'REJECTED' | 'LOST_LEASE';
 
-async function decide(deps: CardDeps, leased: CardApplication, owner: string): Promise<Outcome> {
-  return deps.db.tx(async (q) => {
-    const application = await lockLeasedApplication(q, leased.cardApplyId, owner);
-    if (!application) return 'LOST_LEASE';
-    const now = new Date(deps.clock.now());
-    let checked: CheckedApplication;
-    try {
-      checked = await checkApplication(q, application.partnerId, application, { lockRules: true });
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      await reject(q, application, err.code, now);
-      return 'REJECTED';
-    }
-    const hit = await screen(q, application, checked);
-    if (hit) {
-      await reject(q, application, hit, now);
-      return 'REJECTED';
-    }
-    const card = await issueCard(deps, q, application, checked, now);
-    await bindRulesToCard(q, {
-      partnerId: application.partnerId, organizationId: application.organizationId, cardId: card.cardId,
-      ruleIds: application.ruleIds, now,
-    });
-    const done = await completeApplication(q, application.cardApplyId, { status: 'SUCCESS', cardId: card.cardId }, now);
-    // D49: the application record (its times and status win) plus the card fields; the card's own status is cardStatus.
-    const { status: cardStatus, createTime: _cardCreateTime, modifyTime: _cardModifyTime, ...cardFields } = cardView(card);
-    await recordEvent(q, {
-      partnerId: done.partnerId,
-      eventType: 'CARD_CREATED',
-      businessId: card.cardId,
-      data: { ...cardFields, ...applyView(done), cardStatus },
-      createTime: now,
-    });
-    return 'SUCCESS';
+/** The outcome transaction of one leased application (the runner opens it). */
+async function decide(deps: CardDeps, q: Queryable, leased: CardApplication, owner: string): Promise<Outcome> {
+  const application = await lockLeasedApplication(q, leased.cardApplyId, owner);
+  if (!application) return 'LOST_LEASE';
+  const now = new Date(deps.clock.now());
+  let checked: CheckedApplication;
+  try {
+    checked = await checkApplication(q, application.partnerId, application, { lockRules: true });
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    await reject(q, application, err.code, now);
+    return 'REJECTED';
+  }
+  const hit = await screen(q, application, checked);
+  if (hit) {
+    await reject(q, application, hit, now);
+    return 'REJECTED';
+  }
+  const card = await issueCard(deps, q, application, checked, now);
+  await bindRulesToCard(q, {
+    partnerId: application.partnerId, organizationId: application.organizationId, cardId: card.cardId,
+    ruleIds: application.ruleIds, now,
   });
+  const done = await completeApplication(q, application.cardApplyId, { status: 'SUCCESS', cardId: card.cardId }, now);
+  // D49: the application record (its times and status win) plus the card fields; the card's own status is cardStatus.
+  const { status: cardStatus, createTime: _cardCreateTime, modifyTime: _cardModifyTime, ...cardFields } = cardView(card);
+  await recordEvent(q, {
+    partnerId: done.partnerId,
+    eventType: 'CARD_CREATED',
+    businessId: card.cardId,
+    data: { ...cardFields, ...applyView(done), cardStatus },
+    createTime: now,
+  });
+  return 'SUCCESS';
 }
 
-/** After the last allowed unexpected failure: reject, if this worker still holds the lease. */
-async function giveUp(deps: CardDeps, leased: CardApplication, owner: string): Promise<boolean> {
-  return deps.db.tx(async (q) => {
-    const application = await lockLeasedApplication(q, leased.cardApplyId, owner);
-    if (!application) return false;
-    await reject(q, application, PROCESSING_FAILED, new Date(deps.clock.now()));
-    return true;
-  });
+/**
+ * After an unexpected failure, if this worker still holds the lease: try again at `retryAt` (the
+ * partner keeps seeing PROCESSING), or, after the last allowed attempt, reject with PROCESSING_FAILED.
+ */
+async function failApplication(deps: CardDeps, q: Queryable, leased: CardApplication, failure: JobFailure): Promise<string> {
+  const application = await lockLeasedApplication(q, leased.cardApplyId, failure.lease.token);
+  if (!application) return 'LOST_LEASE';
+  if (failure.retryAt) {
+    await deferApplication(q, application.cardApplyId, failure.retryAt);
+    return 'RETRY';
+  }
+  await reject(q, application, PROCESSING_FAILED, new Date(deps.clock.now()));
+  return 'REJECTED';
 }
 
-/** One run of the card-application worker; tests call it directly, src/workers.ts on an interval. */
+/** The card-application job (D23, D24) on the leased job runner (src/platform/jobs.ts). */
+export function cardApplicationJob(deps: CardDeps): JobDefinition<CardApplication> {
+  return {
+    name: 'card-applications',
+    intervalMs: CARD_APPLY_POLL_INTERVAL_MS,
+    batchSize: CARD_APPLY_BATCH,
+    leaseMs: CARD_APPLY_LEASE_MS,
+    maxAttempts: CARD_APPLY_MAX_ATTEMPTS,
+    // One at a time: each decision is one transaction that may lock the company's rules.
+    concurrency: 1,
+    identify: (a) => ({ id: a.cardApplyId, attempt: a.attempts }),
+    claim: (q, lease) => leaseApplications(q, lease.token, lease.now, lease.until, lease.limit),
+    // Card keys and sandbox profiles are provisioned in their own transaction, before the decision's.
+    perform: async () => {
+      await ensureCardsReady(deps);
+      return undefined;
+    },
+    complete: async (q, application, _none, lease) => {
+      const outcome = await decide(deps, q, application, lease.token);
+      return { result: outcome, level: outcome === 'LOST_LEASE' ? 'warn' : 'info', fields: { partnerId: application.partnerId } };
+    },
+    fail: (q, application, failure) => failApplication(deps, q, application, failure),
+  };
+}
+
+/** One run of the card-application job; tests call it directly, src/workers.ts runs it on the job runner. */
 export async function processCardApplications(
   deps: CardDeps,
   options: { limit?: number; log?: JobLogger } = {},
 ): Promise<ProcessResult> {
-  await ensureCardsReady(deps);
-  const owner = randomUUID();
-  const leased = await leaseCardApplications(deps, { limit: options.limit ?? CARD_APPLY_BATCH, owner });
-  const result: ProcessResult = { leased: leased.length, succeeded: 0, rejected: 0, failed: 0 };
-  for (const application of leased) {
-    try {
-      const outcome = await decide(deps, application, owner);
-      if (outcome === 'SUCCESS') result.succeeded++;
-      if (outcome === 'REJECTED') result.rejected++;
-    } catch (err) {
-      result.failed++;
-      // The message only: card data never reaches an error (D26), and a stack adds nothing here.
-      options.log?.error({ cardApplyId: application.cardApplyId, attempt: application.attempts, error: err instanceof Error ? err.message : String(err) },
-        'card application attempt failed');
-      if (application.attempts >= CARD_APPLY_MAX_ATTEMPTS && (await giveUp(deps, application, owner))) result.rejected++;
-    }
-  }
-  return result;
+  const run = await runJobOnce(cardApplicationJob(deps), { db: deps.db, clock: deps.clock, log: options.log }, { limit: options.limit });
+  return {
+    leased: run.claimed,
+    succeeded: run.items.filter((i) => i.result === 'SUCCESS').length,
+    rejected: run.items.filter((i) => i.result === 'REJECTED').length,
+    failed: run.items.filter((i) => i.failed).length,
+  };
 }

@@ -192,6 +192,14 @@ export async function lockLeasedApplication(q: Queryable, cardApplyId: string, o
   return rows[0] ?? null;
 }
 
+/** After a failure: the application stays PROCESSING, unowned, and is due again at `retryAt`. */
+export async function deferApplication(q: Queryable, cardApplyId: string, retryAt: Date): Promise<void> {
+  await q.query(
+    `UPDATE card_applications SET lease_owner = NULL, lease_expires_at = $2 WHERE card_apply_id = $1 AND status = 'PROCESSING'`,
+    [cardApplyId, retryAt],
+  );
+}
+
 export async function completeApplication(
   q: Queryable,
   cardApplyId: string,

@@ -3,10 +3,11 @@ import type { Config } from '../../config.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { hmacSha256Hex, newId } from '../../platform/crypto/secrets.ts';
 import { invariant } from '../../platform/errors.ts';
-import type { Db } from '../../platform/db/db.ts';
+import type { Db, Queryable } from '../../platform/db/db.ts';
+import { runJobOnce, type JobDefinition, type JobLog, type Lease } from '../../platform/jobs.ts';
 import { partnersByIds, revealPartnerSecret } from '../partners/index.ts';
 import {
-  finishAttempt, insertAttempt, leaseDue, markAbandonedAttempts, settleEvent,
+  finishAttempt, insertAttempt, leaseDue, markAbandonedAttempts, rescheduleLeasedEvent, settleEvent,
   type AttemptResult, type LeasedEvent, type NextState,
 } from './store.ts';
 import { postWebhook, type PostResult } from './webhook-http.ts';
@@ -26,9 +27,7 @@ export interface EventDeps {
   clock: Clock;
 }
 
-export interface DeliveryLog {
-  error(obj: object, msg?: string): void;
-}
+export type DeliveryLog = JobLog;
 
 /** D49: the first retry within 10 s of the failure; 5 s with +-20 % jitter stays inside that. */
 export const FIRST_RETRY_DELAY_MS = 5_000;
@@ -42,10 +41,8 @@ export const RETRY_JITTER_RATIO = 0.2;
 export const RETRY_WINDOW_MS = 24 * 3_600_000;
 /** A lease outlives the HTTP deadline by this, so a live worker always settles before it expires. */
 export const LEASE_MARGIN_MS = 30_000;
-/** Events taken per lease transaction. */
+/** Events taken per run (one lease transaction); also the attempts one instance runs at once. */
 export const DELIVERY_BATCH_SIZE = 50;
-/** Attempts one instance runs at once (each may wait up to the HTTP deadline). */
-export const MAX_IN_FLIGHT_DELIVERIES = 64;
 /** How often the worker looks for due events: the added latency of a fresh event, at most. */
 export const WEBHOOK_POLL_INTERVAL_MS = 1_000;
 
@@ -98,30 +95,37 @@ export function webhookHeaders(args: { apiKey: string; secretKey: string; eventI
   };
 }
 
+/**
+ * The claim of a delivery run (inside the caller's transaction): leases due events for
+ * `lease.token` until `lease.until`, closes attempts a dead worker left IN_FLIGHT, reads each
+ * partner's webhook settings through the partners domain, and opens an IN_FLIGHT attempt per event.
+ */
+async function claimDueEvents(q: Queryable, lease: Lease): Promise<LeasedEvent[]> {
+  const { now } = lease;
+  const rows = await leaseDue(q, { now, leaseUntil: lease.until, leaseToken: lease.token, limit: lease.limit });
+  await markAbandonedAttempts(q, rows.map((r) => r.eventId), now);
+  const partners = new Map((await partnersByIds(q, rows.map((r) => r.partnerId))).map((p) => [p.partnerId, p]));
+  const leased: LeasedEvent[] = [];
+  for (const row of rows) {
+    const partner = partners.get(row.partnerId);
+    invariant(partner, `event ${row.eventId} belongs to an existing partner`);
+    const attemptId = newId('ea');
+    await insertAttempt(q, { attemptId, eventId: row.eventId, attemptNo: row.attemptNo, startedAt: now });
+    leased.push({
+      ...row, attemptId, startedAt: now,
+      partnerStatus: partner.status, apiKey: partner.apiKey, secretKeyEnc: partner.secretKeyEnc, webhookUrl: partner.webhookUrl,
+    });
+  }
+  return leased;
+}
+
 /** First half of an attempt: leases due events and opens an IN_FLIGHT attempt row for each. */
 export async function leaseDueEvents(deps: EventDeps, options: { limit?: number } = {}): Promise<LeasedEvent[]> {
   const limit = options.limit ?? DELIVERY_BATCH_SIZE;
   if (limit <= 0) return [];
   const now = new Date(deps.clock.now());
-  const leaseUntil = new Date(now.getTime() + leaseDurationMs(deps.config));
-  const leaseToken = randomBytes(12).toString('hex');
-  return deps.db.tx(async (q) => {
-    const rows = await leaseDue(q, { now, leaseUntil, leaseToken, limit });
-    await markAbandonedAttempts(q, rows.map((r) => r.eventId), now);
-    const partners = new Map((await partnersByIds(q, rows.map((r) => r.partnerId))).map((p) => [p.partnerId, p]));
-    const leased: LeasedEvent[] = [];
-    for (const row of rows) {
-      const partner = partners.get(row.partnerId);
-      invariant(partner, `event ${row.eventId} belongs to an existing partner`);
-      const attemptId = newId('ea');
-      await insertAttempt(q, { attemptId, eventId: row.eventId, attemptNo: row.attemptNo, startedAt: now });
-      leased.push({
-        ...row, attemptId, startedAt: now,
-        partnerStatus: partner.status, apiKey: partner.apiKey, secretKeyEnc: partner.secretKeyEnc, webhookUrl: partner.webhookUrl,
-      });
-    }
-    return leased;
-  });
+  const lease: Lease = { token: randomBytes(12).toString('hex'), now, until: new Date(now.getTime() + leaseDurationMs(deps.config)), limit };
+  return deps.db.tx((q) => claimDueEvents(q, lease));
 }
 
 function notConfigured(error: string): PostResult {
@@ -159,17 +163,20 @@ export interface DeliveryResult {
   settled: boolean;
 }
 
-/** Second half: POSTs the leased event and records the answer. */
-export async function deliverLeased(deps: EventDeps, event: LeasedEvent): Promise<DeliveryResult> {
-  const post = await attempt(deps, event);
+/** Records the answer of an attempt, while the lease holds (in the caller's transaction). */
+async function settleAttempt(deps: EventDeps, q: Queryable, event: LeasedEvent, post: PostResult): Promise<DeliveryResult> {
   const finishedAt = new Date(deps.clock.now());
   const result: AttemptResult = { ...post, finishedAt };
   const next = nextStateAfter(event, post.outcome, finishedAt);
-  const settled = await deps.db.tx(async (q) => {
-    await finishAttempt(q, event.attemptId, result);
-    return settleEvent(q, { eventId: event.eventId, leaseToken: event.leaseToken, result, next });
-  });
+  await finishAttempt(q, event.attemptId, result);
+  const settled = await settleEvent(q, { eventId: event.eventId, leaseToken: event.leaseToken, result, next });
   return { eventId: event.eventId, attemptNo: event.attemptNo, outcome: post.outcome, status: next.status, settled };
+}
+
+/** Second half: POSTs the leased event and records the answer. */
+export async function deliverLeased(deps: EventDeps, event: LeasedEvent): Promise<DeliveryResult> {
+  const post = await attempt(deps, event);
+  return deps.db.tx((q) => settleAttempt(deps, q, event, post));
 }
 
 export interface DeliverySummary {
@@ -180,53 +187,57 @@ export interface DeliverySummary {
   results: DeliveryResult[];
 }
 
+/** Unexpected failures (not answers: those follow the 24-hour window) before an event is given up. */
+export const WEBHOOK_MAX_ATTEMPTS = 50;
+
 /**
- * Delivers every due event, up to `limit`, and waits for the answers. The worker loop calls it;
- * tests call it directly (deterministic, no timers). Safe on several instances at once.
+ * Webhook delivery (D38) on the leased job runner (src/platform/jobs.ts): claim = lease due events
+ * (FOR UPDATE SKIP LOCKED), perform = the HTTP POST outside any transaction, complete = record the
+ * answer while the lease holds. A run waits for its slowest POST (at most WEBHOOK_TIMEOUT_MS); a
+ * full batch is followed at once by the next run.
  */
-export async function deliverDueEvents(deps: EventDeps, options: { limit?: number; log?: DeliveryLog } = {}): Promise<DeliverySummary> {
-  const leased = await leaseDueEvents(deps, { limit: options.limit });
-  const outcomes = await Promise.allSettled(leased.map((e) => deliverLeased(deps, e)));
-  const results: DeliveryResult[] = [];
-  outcomes.forEach((o, i) => {
-    if (o.status === 'fulfilled') results.push(o.value);
-    // The lease is left to expire: the event is retried then, nothing is lost.
-    else options.log?.error({ err: o.reason, eventId: leased[i].eventId }, 'webhook attempt could not be recorded');
-  });
+export function webhookDeliveryJob(deps: EventDeps): JobDefinition<LeasedEvent, PostResult, DeliveryResult> {
   return {
-    leased: leased.length,
-    delivered: results.filter((r) => r.settled && r.status === 'DELIVERED').length,
-    retrying: results.filter((r) => r.settled && r.status === 'PENDING').length,
-    failed: results.filter((r) => r.settled && r.status === 'FAILED').length,
-    results,
+    name: 'webhook-delivery',
+    intervalMs: WEBHOOK_POLL_INTERVAL_MS,
+    batchSize: DELIVERY_BATCH_SIZE,
+    leaseMs: leaseDurationMs(deps.config),
+    maxAttempts: WEBHOOK_MAX_ATTEMPTS,
+    retryDelayMs: (failedAttempts) => retryDelayMs(failedAttempts),
+    identify: (e) => ({ id: e.eventId, attempt: e.deliveryAttempt }),
+    claim: (q, lease) => claimDueEvents(q, lease),
+    perform: (event) => attempt(deps, event),
+    complete: async (q, event, post) => {
+      const delivery = await settleAttempt(deps, q, event, post);
+      const result = delivery.settled ? delivery.status : 'LOST_LEASE';
+      return {
+        result,
+        // A failing partner endpoint is visible to operators: every failed answer is a warning.
+        level: result === 'DELIVERED' ? 'info' : result === 'FAILED' ? 'error' : 'warn',
+        fields: { partnerId: event.partnerId, eventType: event.eventType, outcome: post.outcome, httpStatus: post.httpStatus, attemptNo: event.attemptNo },
+        detail: delivery,
+      };
+    },
+    fail: async (q, event, failure) => {
+      const changed = await rescheduleLeasedEvent(q, { eventId: event.eventId, leaseToken: event.leaseToken, retryAt: failure.retryAt, error: failure.error, now: new Date(deps.clock.now()) });
+      if (!changed) return 'LOST_LEASE';
+      return failure.retryAt ? 'RETRY' : 'FAILED';
+    },
   };
 }
 
 /**
- * The background loop body (src/workers.ts runs it every WEBHOOK_POLL_INTERVAL_MS). Runs overlap
- * on purpose, so one slow partner does not hold up the others; the in-flight cap bounds them.
+ * Delivers every due event, up to `limit`, and waits for the answers: one run of the delivery job.
+ * Tests call it directly (deterministic, no timers). Safe on several instances at once.
  */
-export function webhookDeliveryWorker(deps: EventDeps, log: DeliveryLog): () => Promise<void> {
-  let inFlight = 0;
-  return async () => {
-    const capacity = Math.min(DELIVERY_BATCH_SIZE, MAX_IN_FLIGHT_DELIVERIES - inFlight);
-    if (capacity <= 0) return;
-    inFlight += capacity; // reserved before the lease, so overlapping runs never exceed the cap
-    let leased: LeasedEvent[] = [];
-    try {
-      leased = await leaseDueEvents(deps, { limit: capacity });
-    } finally {
-      inFlight -= capacity - leased.length; // give back what was not used
-    }
-    await Promise.all(leased.map(async (event) => {
-      try {
-        await deliverLeased(deps, event);
-      } catch (err) {
-        // The lease is left to expire: the event is retried then, nothing is lost.
-        log.error({ err, eventId: event.eventId }, 'webhook attempt could not be recorded');
-      } finally {
-        inFlight -= 1;
-      }
-    }));
+export async function deliverDueEvents(deps: EventDeps, options: { limit?: number; log?: DeliveryLog } = {}): Promise<DeliverySummary> {
+  const run = await runJobOnce(webhookDeliveryJob(deps), { db: deps.db, clock: deps.clock, log: options.log }, { limit: options.limit });
+  const results = run.items.flatMap((i) => (i.detail ? [i.detail] : []));
+  return {
+    leased: run.claimed,
+    delivered: results.filter((r) => r.settled && r.status === 'DELIVERED').length,
+    retrying: results.filter((r) => r.settled && r.status === 'PENDING').length,
+    failed: results.filter((r) => r.settled && r.status === 'FAILED').length,
+    results,
   };
 }

@@ -166,6 +166,25 @@ export async function settleEvent(
   return rows.length === 1;
 }
 
+/**
+ * After an unexpected failure of the worker (not an answer of the partner): the event is due again
+ * at `retryAt`, or FAILED when `retryAt` is null (attempts exhausted); only while the lease holds.
+ */
+export async function rescheduleLeasedEvent(
+  q: Queryable,
+  args: { eventId: string; leaseToken: string; retryAt: Date | null; error: string; now: Date },
+): Promise<boolean> {
+  const rows = await q.query(
+    `UPDATE events SET lease_token = NULL, last_error = $4,
+            status = CASE WHEN $3::timestamptz IS NULL THEN 'FAILED' ELSE status END,
+            next_attempt_at = $3, failed_at = CASE WHEN $3::timestamptz IS NULL THEN $5::timestamptz ELSE NULL END
+      WHERE event_id = $1 AND lease_token = $2 AND status = 'PENDING'
+      RETURNING event_id`,
+    [args.eventId, args.leaseToken, args.retryAt, args.error, args.now],
+  );
+  return rows.length === 1;
+}
+
 export interface EventRow {
   eventId: string;
   eventType: string;

@@ -6,88 +6,143 @@
  *   - while it stays low, at most one alert per UTC day (again on each later UTC day);
  *   - once the balance was back at or above the threshold (seen by a scan, or recorded by any
  *     ledger entry since the last alert), the next fall alerts again at once, the same day too.
- * Safe on several instances: each batch leases its settings rows with FOR UPDATE SKIP LOCKED.
+ *
+ * The scan is a job on the leased job runner (src/platform/jobs.ts): each alert setting is an item,
+ * due every LOW_BALANCE_SCAN_INTERVAL_MS; a run leases due settings with FOR UPDATE SKIP LOCKED,
+ * so several instances never scan one setting at once. The company and its pool are read through
+ * the organizations and ledger domains.
  */
 import type { AppContext } from '../../platform/context.ts';
-import { recordEvent } from '../events/index.ts';
+import type { Queryable } from '../../platform/db/db.ts';
+import { runJobOnce, type JobDefinition, type JobLog, type JobOutcome, type Lease, type LogLevel } from '../../platform/jobs.ts';
 import { fromDb } from '../../platform/money.ts';
+import { recordEvent } from '../events/index.ts';
+import { availableReachedSince, findAccount } from '../ledger/index.ts';
+import { findOrganizationById } from '../organizations/index.ts';
 import { corporateWire } from './service.ts';
-import { availableReachedSince } from '../ledger/index.ts';
-import { leaseAlertCandidates, listAlertEmails, rearmAlert, recordAlertSent } from './store.ts';
+import {
+  leaseDueAlertSettings, listAlertEmails, lockLeasedAlertSetting, makeAlertScansDue, rearmAlert, recordAlertSent, releaseAlertSetting,
+  type LeasedAlertSetting,
+} from './store.ts';
 
 export type LowBalanceDeps = Pick<AppContext, 'db' | 'clock' | 'mailer'>;
 
-/** How often the worker scans the pools: an alert is at most this late. */
+/** Each configured pool is looked at this often: an alert is at most this late (plus the poll interval). */
 export const LOW_BALANCE_SCAN_INTERVAL_MS = 60_000;
-/** Settings rows leased per transaction. */
-const SCAN_BATCH_SIZE = 100;
+/** How often each instance looks for settings due for a scan. */
+export const LOW_BALANCE_POLL_INTERVAL_MS = 5_000;
+/** Settings leased per run. */
+export const LOW_BALANCE_BATCH_SIZE = 100;
+/** A scan holds its setting at most this long before another instance may take it. */
+export const LOW_BALANCE_LEASE_MS = 60_000;
+/** Unexpected failures of one setting's scan before it waits for its next regular scan. */
+export const LOW_BALANCE_MAX_ATTEMPTS = 3;
 
 export interface ScanResult {
   checked: number;
   fired: number;
 }
 
+type ScanDetail = { mailIds: string[] };
+
 function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
-/** One pass over every alert setting; tests call it directly with a moved clock. */
-export async function scanLowBalances(deps: LowBalanceDeps): Promise<ScanResult> {
-  const result: ScanResult = { checked: 0, fired: 0 };
-  let after: [string, string] = ['', ''];
-  for (;;) {
-    const nowMs = deps.clock.now();
-    const now = new Date(nowMs);
-    const today = utcDay(nowMs);
-    const mailIds: string[] = [];
-    const batch = await deps.db.tx(async (q) => {
-      const rows = await leaseAlertCandidates(q, after, SCAN_BATCH_SIZE);
-      for (const c of rows) {
-        result.checked++;
-        const available = fromDb(c.available);
-        const threshold = fromDb(c.threshold);
-        if (available.gte(threshold)) {
-          if (c.lastAlertDay !== null) {
-            await rearmAlert(q, c.organizationId, c.currency);
-          }
-          continue;
-        }
-        let due = c.lastAlertDay === null || c.lastAlertDay < today;
-        if (!due) {
-          // Topped up to the threshold and fallen again between two scans: the entries say so.
-          due = await availableReachedSince(q, c.accountId, c.lastAlertVersion ?? '0', c.threshold);
-        }
-        if (!due) continue;
-        await recordEvent(q, {
-          partnerId: c.partnerId,
-          eventType: 'LOW_BALANCE',
-          businessId: c.organizationId,
-          data: { organizationId: c.organizationId, currency: c.currency, available: corporateWire(available), threshold: corporateWire(threshold) },
-          createTime: now,
-        });
-        const emails = await listAlertEmails(q, c.organizationId);
-        for (const email of emails) {
-          mailIds.push(await deps.mailer.enqueue(q, {
-            to: email,
-            subject: `Low balance: ${c.organizationName} ${c.currency} pool`,
-            body: [
-              `The ${c.currency} funding pool of ${c.organizationName} (${c.organizationId}) is below its alert threshold.`,
-              `Available: ${available.toFixed(2)} ${c.currency}`,
-              `Threshold: ${threshold.toFixed(2)} ${c.currency}`,
-              `Time: ${now.toISOString()}`,
-              'You receive this message at most once a day while the balance stays below the threshold.',
-            ].join('\n'),
-          }));
-        }
-        await recordAlertSent(q, c.organizationId, c.currency, { day: today, version: c.version, at: now });
-        result.fired++;
-      }
-      return rows;
-    });
-    for (const id of mailIds) await deps.mailer.deliver(id);
-    if (batch.length < SCAN_BATCH_SIZE) break;
-    const last = batch[batch.length - 1];
-    after = [last.organizationId, last.currency];
+/** The outcome transaction of one leased setting (the runner opens it). */
+async function scanSetting(deps: LowBalanceDeps, q: Queryable, leased: LeasedAlertSetting, lease: Lease): Promise<JobOutcome<ScanDetail>> {
+  const setting = await lockLeasedAlertSetting(q, leased.organizationId, leased.currency, lease.token);
+  if (!setting) return { result: 'LOST_LEASE', level: 'warn' };
+  const nowMs = deps.clock.now();
+  const now = new Date(nowMs);
+  const today = utcDay(nowMs);
+  const fields = { organizationId: setting.organizationId, currency: setting.currency };
+  const done = async (result: string, level: LogLevel = 'debug', detail?: ScanDetail): Promise<JobOutcome<ScanDetail>> => {
+    await releaseAlertSetting(q, setting.organizationId, setting.currency, lease.token, new Date(nowMs + LOW_BALANCE_SCAN_INTERVAL_MS), true);
+    return { result, level, fields, detail };
+  };
+
+  // A terminated company (or one whose pool is gone) is not scanned.
+  const organization = await findOrganizationById(q, setting.organizationId);
+  if (!organization || organization.lifecycle !== 'ACTIVE') return done('INACTIVE');
+  const pool = await findAccount(q, { partnerId: organization.partnerId, ownerType: 'ORGANIZATION_POOL', ownerId: setting.organizationId, currency: setting.currency });
+  if (!pool) return done('NO_POOL');
+
+  const available = pool.available;
+  const threshold = fromDb(setting.threshold);
+  if (available.gte(threshold)) {
+    if (setting.lastAlertDay === null) return done('ABOVE_THRESHOLD');
+    await rearmAlert(q, setting.organizationId, setting.currency);
+    return done('REARMED');
   }
-  return result;
+  let due = setting.lastAlertDay === null || setting.lastAlertDay < today;
+  // Topped up to the threshold and fallen again between two scans: the ledger entries say so.
+  if (!due) due = await availableReachedSince(q, pool.accountId, setting.lastAlertVersion ?? '0', setting.threshold);
+  if (!due) return done('ALREADY_ALERTED');
+
+  await recordEvent(q, {
+    partnerId: organization.partnerId,
+    eventType: 'LOW_BALANCE',
+    businessId: setting.organizationId,
+    data: { organizationId: setting.organizationId, currency: setting.currency, available: corporateWire(available), threshold: corporateWire(threshold) },
+    createTime: now,
+  });
+  const mailIds: string[] = [];
+  for (const email of await listAlertEmails(q, setting.organizationId)) {
+    mailIds.push(await deps.mailer.enqueue(q, {
+      to: email,
+      subject: `Low balance: ${organization.organizationName} ${setting.currency} pool`,
+      body: [
+        `The ${setting.currency} funding pool of ${organization.organizationName} (${setting.organizationId}) is below its alert threshold.`,
+        `Available: ${available.toFixed(2)} ${setting.currency}`,
+        `Threshold: ${threshold.toFixed(2)} ${setting.currency}`,
+        `Time: ${now.toISOString()}`,
+        'You receive this message at most once a day while the balance stays below the threshold.',
+      ].join('\n'),
+    }));
+  }
+  await recordAlertSent(q, setting.organizationId, setting.currency, { day: today, version: String(pool.version), at: now });
+  return done('ALERTED', 'info', { mailIds });
+}
+
+/** The low-balance scan on the leased job runner (src/platform/jobs.ts). */
+export function lowBalanceJob(deps: LowBalanceDeps): JobDefinition<LeasedAlertSetting, undefined, ScanDetail> {
+  return {
+    name: 'low-balance-scan',
+    intervalMs: LOW_BALANCE_POLL_INTERVAL_MS,
+    batchSize: LOW_BALANCE_BATCH_SIZE,
+    leaseMs: LOW_BALANCE_LEASE_MS,
+    maxAttempts: LOW_BALANCE_MAX_ATTEMPTS,
+    concurrency: 1,
+    identify: (s) => ({ id: `${s.organizationId}/${s.currency}`, attempt: s.attempt }),
+    claim: (q, lease) => leaseDueAlertSettings(q, lease),
+    complete: (q, setting, _none, lease) => scanSetting(deps, q, setting, lease),
+    afterCommit: async (_setting, outcome) => {
+      for (const id of outcome.detail?.mailIds ?? []) await deps.mailer.deliver(id);
+    },
+    fail: async (q, s, failure) => {
+      // Given up: the setting waits for its next regular scan.
+      const next = failure.retryAt ?? new Date(deps.clock.now() + LOW_BALANCE_SCAN_INTERVAL_MS);
+      const released = await releaseAlertSetting(q, s.organizationId, s.currency, failure.lease.token, next, failure.retryAt === null);
+      return released ? (failure.retryAt ? 'RETRY' : 'GAVE_UP') : 'LOST_LEASE';
+    },
+  };
+}
+
+/**
+ * A full pass now over every alert setting no other worker holds (tests, with a moved clock, and
+ * operators): every such setting becomes due, then runs of the job drain them.
+ */
+export async function scanLowBalances(deps: LowBalanceDeps, options: { log?: JobLog } = {}): Promise<ScanResult> {
+  await makeAlertScansDue(deps.db, new Date(deps.clock.now()));
+  const job = lowBalanceJob(deps);
+  const result: ScanResult = { checked: 0, fired: 0 };
+  for (;;) {
+    const run = await runJobOnce(job, { db: deps.db, clock: deps.clock, log: options.log });
+    for (const item of run.items) {
+      if (!item.failed && !['INACTIVE', 'NO_POOL', 'LOST_LEASE'].includes(item.result)) result.checked++;
+      if (item.result === 'ALERTED') result.fired++;
+    }
+    if (run.claimed < job.batchSize) return result;
+  }
 }

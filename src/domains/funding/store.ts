@@ -65,36 +65,69 @@ export async function replaceAlertConfig(q: Queryable, organizationId: string, c
   }
 }
 
-export interface AlertCandidate {
+/** An alert setting leased by a low-balance scan (the job item). */
+export interface LeasedAlertSetting {
   organizationId: string;
   currency: string;
+  /** NUMERIC text. */
   threshold: string;
+  /** UTC day (YYYY-MM-DD) of the last LOW_BALANCE of the current fall; null when armed. */
   lastAlertDay: string | null;
+  /** Pool account version at the last alert (BIGINT text). */
   lastAlertVersion: string | null;
-  partnerId: string;
-  organizationName: string;
-  accountId: string;
-  available: string;
-  version: string;
+  /** Scans of this setting claimed since its last completed one (1 for a first try). */
+  attempt: number;
 }
 
-/** Alert settings after `after` (keyset), with their company and pool, locked FOR UPDATE SKIP LOCKED. */
-export async function leaseAlertCandidates(q: Queryable, after: [string, string], limit: number): Promise<AlertCandidate[]> {
-  return q.query<AlertCandidate>(
-    `SELECT s.organization_id AS "organizationId", s.currency, s.threshold::text AS threshold,
-            s.last_alert_day::text AS "lastAlertDay", s.last_alert_version::text AS "lastAlertVersion",
-            o.partner_id AS "partnerId", o.organization_name AS "organizationName",
-            a.account_id AS "accountId", a.available::text AS available, a.version::text AS version
-       FROM balance_alert_settings s
-       JOIN organizations o ON o.organization_id = s.organization_id AND o.lifecycle = 'ACTIVE'
-       JOIN ledger_accounts a ON a.partner_id = o.partner_id AND a.owner_type = 'ORGANIZATION_POOL'
-                             AND a.owner_id = s.organization_id AND a.currency = s.currency
-      WHERE (s.organization_id, s.currency) > ($1, $2)
-      ORDER BY s.organization_id, s.currency
-      LIMIT $3
-      FOR UPDATE OF s SKIP LOCKED`,
-    [after[0], after[1], limit],
+const LEASED_COLUMNS = `s.organization_id AS "organizationId", s.currency, s.threshold::text AS threshold,
+  s.last_alert_day::text AS "lastAlertDay", s.last_alert_version::text AS "lastAlertVersion", s.scan_attempts AS attempt`;
+
+/**
+ * Leases up to `limit` settings due for a scan: FOR UPDATE SKIP LOCKED, next_scan_at moved to the
+ * lease expiry, lease_token stamped, the attempt counted.
+ */
+export async function leaseDueAlertSettings(q: Queryable, l: { token: string; now: Date; until: Date; limit: number }): Promise<LeasedAlertSetting[]> {
+  return q.query<LeasedAlertSetting>(
+    `WITH due AS (
+       SELECT organization_id, currency FROM balance_alert_settings
+        WHERE next_scan_at <= $1
+        ORDER BY next_scan_at, organization_id, currency
+        LIMIT $4
+        FOR UPDATE SKIP LOCKED
+     )
+     UPDATE balance_alert_settings s SET next_scan_at = $2, lease_token = $3, scan_attempts = s.scan_attempts + 1
+       FROM due WHERE s.organization_id = due.organization_id AND s.currency = due.currency
+     RETURNING ${LEASED_COLUMNS}`,
+    [l.now, l.until, l.token, l.limit],
   );
+}
+
+/** The setting, locked, if `token` still holds its lease. */
+export async function lockLeasedAlertSetting(q: Queryable, organizationId: string, currency: string, token: string): Promise<LeasedAlertSetting | null> {
+  const rows = await q.query<LeasedAlertSetting>(
+    `SELECT ${LEASED_COLUMNS} FROM balance_alert_settings s
+      WHERE s.organization_id = $1 AND s.currency = $2 AND s.lease_token = $3 FOR UPDATE`,
+    [organizationId, currency, token],
+  );
+  return rows[0] ?? null;
+}
+
+/** Ends the lease: the next scan is due at `nextScanAt`; `resetAttempts` after a completed scan (or a given-up one). */
+export async function releaseAlertSetting(
+  q: Queryable, organizationId: string, currency: string, token: string, nextScanAt: Date, resetAttempts: boolean,
+): Promise<boolean> {
+  const rows = await q.query(
+    `UPDATE balance_alert_settings SET lease_token = NULL, next_scan_at = $4,
+            scan_attempts = CASE WHEN $5 THEN 0 ELSE scan_attempts END
+      WHERE organization_id = $1 AND currency = $2 AND lease_token = $3 RETURNING 1 AS ok`,
+    [organizationId, currency, token, nextScanAt, resetAttempts],
+  );
+  return rows.length === 1;
+}
+
+/** Every setting no worker holds becomes due at `now` (a full scan on demand). */
+export async function makeAlertScansDue(q: Queryable, now: Date): Promise<void> {
+  await q.query('UPDATE balance_alert_settings SET next_scan_at = $1 WHERE lease_token IS NULL AND next_scan_at > $1', [now]);
 }
 
 export async function rearmAlert(q: Queryable, organizationId: string, currency: string): Promise<void> {

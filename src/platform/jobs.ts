@@ -1,0 +1,319 @@
+/**
+ * The leased job runner: every background job of the service runs on it (card applications,
+ * webhook delivery, low-balance scans, and the authorization engine's hold expiry).
+ *
+ * A job is a definition; the runner does the rest. To add one, write a `JobDefinition` in the
+ * owning domain (next to the store functions it names), export it from the domain's index.ts, and
+ * add it to the list in src/workers.ts:
+ *
+ *   export function holdExpiryJob(deps: AuthorizationDeps): JobDefinition<ExpiringHold> {
+ *     return {
+ *       name: 'hold-expiry',            // the `job` field of every log line
+ *       intervalMs: 5_000,              // pause between runs when the last run found less than a batch
+ *       batchSize: 100,                 // items claimed per run (one claim transaction)
+ *       leaseMs: 60_000,                // a claimed item is this worker's until then; after it, anyone's
+ *       maxAttempts: 5,                 // unexpected failures before the item is given up
+ *       identify: (h) => ({ id: h.holdId, attempt: h.attempts }),
+ *       claim: (q, lease) => leaseExpiredHolds(q, lease),            // store: FOR UPDATE SKIP LOCKED
+ *       complete: (q, h, _none, lease) => expireHold(q, h, lease),   // the outcome's transaction
+ *       fail: (q, h, failure) => failHold(q, h, failure),            // store: retry at / give up
+ *     };
+ *   }
+ *
+ * The contract of the functions (the runner opens every transaction; `q` is inside it):
+ * - `claim(q, lease)` leases up to `lease.limit` due items in one statement: it selects them with
+ *   `FOR UPDATE SKIP LOCKED` (another instance skips them instead of waiting), stamps them with
+ *   `lease.token` and an expiry of `lease.until`, counts the attempt, and returns them. An item
+ *   whose lease expired (its worker died) is due again.
+ * - `perform(item, lease)` (optional) is the part of the work that must run outside a transaction
+ *   (an HTTP call); what it returns is handed to `complete`.
+ * - `complete(q, item, performed, lease)` records the outcome: the business change and the item's
+ *   "done" mark, in one transaction, and only while `lease.token` still holds the item; otherwise
+ *   it writes nothing and answers 'LOST_LEASE'. It answers a result label (or a `JobOutcome`).
+ * - `fail(q, item, failure)` runs when `perform` or `complete` threw: reschedule the item at
+ *   `failure.retryAt` (backoff), or give it up when `retryAt` is null (the item reached
+ *   `maxAttempts`); again only while the lease holds.
+ * - `afterCommit(item, outcome)` (optional) runs after `complete` committed (deliver the mail the
+ *   transaction queued).
+ *
+ * What the runner guarantees: runs of one job never overlap in one process (the next run is
+ * scheduled when the previous one ended: at once when it claimed a full batch, else after
+ * `intervalMs`); at most `concurrency` items are worked at once; failures are retried with
+ * exponential backoff up to `maxAttempts`; `stop()` stops scheduling and waits for the run in
+ * progress (graceful drain: every claimed item is completed or failed, none is left to its lease);
+ * and every item outcome writes one structured log line
+ * `{job, id, result, attempt, durationMs}` (plus `error` on failures and the job's own fields).
+ *
+ * Exports: `JobDefinition`, `JobOutcome`, `JobFailure`, `Lease`, `JobRuntime`, `JobLog`,
+ * `JobItemReport`, `JobRunReport`, `PeriodicTask`, `RunningJobs`, `runJobOnce(def, runtime,
+ * {limit})` (one run now: tests and operator commands), `startJob(def, runtime)`,
+ * `startPeriodicTask(task, runtime)`, `startJobs(runtime, {jobs, tasks})`, `exponentialBackoffMs`.
+ */
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Clock } from './clock.ts';
+import type { Db, Queryable } from './db/db.ts';
+import { invariant } from './errors.ts';
+
+/** What one claim gives the job's store functions. */
+export interface Lease {
+  /** Unique per claim: the items' lease owner; `complete` and `fail` write only while it still holds. */
+  token: string;
+  /** The service clock at the claim. */
+  now: Date;
+  /** Lease expiry: `now + leaseMs`. */
+  until: Date;
+  /** Items to claim at most. */
+  limit: number;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** How an item ended. `result` is a short upper-case label ('SUCCESS', 'DELIVERED', 'LOST_LEASE', ...). */
+export interface JobOutcome<D = unknown> {
+  result: string;
+  /** Log level of the item's line (default info). */
+  level?: LogLevel;
+  /** Extra fields for the item's log line (never secrets or card data). */
+  fields?: Record<string, unknown>;
+  /** Returned to `runJobOnce` callers (tests and operator commands), never logged. */
+  detail?: D;
+}
+
+export interface JobFailure {
+  /** The error's message (the message only: no stack, no data that could carry secrets). */
+  error: string;
+  attempt: number;
+  /** When to try again; null when the item reached maxAttempts and is given up. */
+  retryAt: Date | null;
+  lease: Lease;
+}
+
+export interface JobDefinition<T, P = undefined, D = unknown> {
+  name: string;
+  intervalMs: number;
+  batchSize: number;
+  leaseMs: number;
+  maxAttempts: number;
+  /** Items worked at once by one process; default batchSize. */
+  concurrency?: number;
+  /** Wait before the next try after the n-th failed attempt; default exponentialBackoffMs. */
+  retryDelayMs?(attempt: number): number;
+  /** The item's id and its attempt number (1 for the first claim), for logs and the attempt bound. */
+  identify(item: T): { id: string; attempt: number };
+  claim(q: Queryable, lease: Lease): Promise<T[]>;
+  perform?(item: T, lease: Lease): Promise<P>;
+  complete(q: Queryable, item: T, performed: P, lease: Lease): Promise<JobOutcome<D> | string>;
+  afterCommit?(item: T, outcome: JobOutcome<D>): Promise<void>;
+  fail(q: Queryable, item: T, failure: JobFailure): Promise<JobOutcome<D> | string | void>;
+}
+
+/** A job of any item type, for lists of jobs (src/workers.ts). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyJobDefinition = JobDefinition<any, any, any>;
+
+/** Where the runner writes. Levels the logger lacks are skipped, except error. */
+export interface JobLog {
+  error(obj: object, msg?: string): void;
+  warn?(obj: object, msg?: string): void;
+  info?(obj: object, msg?: string): void;
+  debug?(obj: object, msg?: string): void;
+}
+
+export interface JobRuntime {
+  db: Db;
+  clock: Clock;
+  log?: JobLog;
+}
+
+export interface JobItemReport<D = unknown> {
+  job: string;
+  id: string;
+  result: string;
+  attempt: number;
+  durationMs: number;
+  /** True when perform or complete threw (the item was retried later or given up). */
+  failed: boolean;
+  error?: string;
+  detail?: D;
+}
+
+export interface JobRunReport<D = unknown> {
+  job: string;
+  claimed: number;
+  items: JobItemReport<D>[];
+}
+
+/** Default retry wait: 1 s doubling per failed attempt, at most 5 minutes. */
+export const DEFAULT_FIRST_RETRY_MS = 1_000;
+export const DEFAULT_MAX_RETRY_MS = 300_000;
+
+export function exponentialBackoffMs(attempt: number, firstMs = DEFAULT_FIRST_RETRY_MS, maxMs = DEFAULT_MAX_RETRY_MS): number {
+  return Math.min(maxMs, firstMs * 2 ** Math.max(0, attempt - 1));
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function asOutcome<D>(value: JobOutcome<D> | string | void, fallback: string): JobOutcome<D> {
+  if (value === undefined) return { result: fallback };
+  return typeof value === 'string' ? { result: value } : value;
+}
+
+function write(log: JobLog | undefined, level: LogLevel, line: object, msg: string): void {
+  if (!log) return;
+  const fn = level === 'error' ? log.error : log[level];
+  fn?.call(log, line, msg);
+}
+
+function checkDefinition(def: AnyJobDefinition): void {
+  invariant(/^[a-z][a-z0-9-]{0,63}$/.test(def.name), `job name "${def.name}" is kebab-case`);
+  invariant(def.intervalMs > 0 && def.leaseMs > 0, `job ${def.name}: positive interval and lease`);
+  invariant(Number.isSafeInteger(def.batchSize) && def.batchSize > 0, `job ${def.name}: positive batch size`);
+  invariant(Number.isSafeInteger(def.maxAttempts) && def.maxAttempts > 0, `job ${def.name}: positive maxAttempts`);
+  invariant(def.concurrency === undefined || def.concurrency > 0, `job ${def.name}: positive concurrency`);
+}
+
+async function workItem<T, P, D>(def: JobDefinition<T, P, D>, runtime: JobRuntime, item: T, lease: Lease): Promise<JobItemReport<D>> {
+  const { id, attempt } = def.identify(item);
+  const started = performance.now();
+  const durationMs = () => Math.round((performance.now() - started) * 10) / 10;
+  let report: JobItemReport<D>;
+  let level: LogLevel;
+  let fields: Record<string, unknown> | undefined;
+  try {
+    const performed = def.perform ? await def.perform(item, lease) : (undefined as P);
+    const outcome = asOutcome<D>(await runtime.db.tx((q) => def.complete(q, item, performed, lease)), 'DONE');
+    if (def.afterCommit) {
+      try {
+        await def.afterCommit(item, outcome);
+      } catch (err) {
+        // The outcome committed; only the follow-up failed (e.g. SMTP). Reported, not retried.
+        write(runtime.log, 'error', { job: def.name, id, attempt, error: messageOf(err) }, 'job follow-up failed');
+      }
+    }
+    report = { job: def.name, id, result: outcome.result, attempt, durationMs: durationMs(), failed: false, detail: outcome.detail };
+    level = outcome.level ?? 'info';
+    fields = outcome.fields;
+  } catch (err) {
+    const error = messageOf(err);
+    const giveUp = attempt >= def.maxAttempts;
+    const retryAt = giveUp ? null : new Date(runtime.clock.now() + (def.retryDelayMs ?? exponentialBackoffMs)(attempt));
+    let result = giveUp ? 'GAVE_UP' : 'RETRY';
+    try {
+      const recorded = await runtime.db.tx((q) => def.fail(q, item, { error, attempt, retryAt, lease }));
+      result = asOutcome(recorded, result).result;
+    } catch (failErr) {
+      // Not even the failure could be written: the lease expires and the item is claimed again.
+      result = 'LEASE_LEFT';
+      write(runtime.log, 'error', { job: def.name, id, attempt, error: messageOf(failErr) }, 'job failure could not be recorded');
+    }
+    report = { job: def.name, id, result, attempt, durationMs: durationMs(), failed: true, error };
+    level = giveUp ? 'error' : 'warn';
+  }
+  write(runtime.log, level, { ...fields, job: report.job, id: report.id, result: report.result, attempt: report.attempt,
+    durationMs: report.durationMs, ...(report.error !== undefined ? { error: report.error } : {}) }, `job ${report.result.toLowerCase()}`);
+  return report;
+}
+
+/**
+ * One run now: claim up to `limit` (default batchSize) due items in one transaction, work them
+ * (at most `concurrency` at once) and wait for every outcome. The worker loop is made of these
+ * runs; tests and operator commands call it directly (deterministic, no timers).
+ */
+export async function runJobOnce<T, P, D>(
+  def: JobDefinition<T, P, D>,
+  runtime: JobRuntime,
+  options: { limit?: number } = {},
+): Promise<JobRunReport<D>> {
+  checkDefinition(def);
+  const limit = options.limit ?? def.batchSize;
+  if (limit <= 0) return { job: def.name, claimed: 0, items: [] };
+  const nowMs = runtime.clock.now();
+  const lease: Lease = { token: randomUUID(), now: new Date(nowMs), until: new Date(nowMs + def.leaseMs), limit };
+  const claimed = await runtime.db.tx((q) => def.claim(q, lease));
+  invariant(claimed.length <= limit, `job ${def.name}: claim returned at most the limit`);
+  const items: JobItemReport<D>[] = new Array(claimed.length);
+  const concurrency = Math.max(1, def.concurrency ?? def.batchSize);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(concurrency, claimed.length) }, async () => {
+    while (next < claimed.length) {
+      const index = next++;
+      items[index] = await workItem(def, runtime, claimed[index], lease);
+    }
+  });
+  await Promise.all(lanes);
+  return { job: def.name, claimed: claimed.length, items };
+}
+
+/** Something to do on an interval that is not a queue of items (e.g. a table sweep). */
+export interface PeriodicTask {
+  name: string;
+  intervalMs: number;
+  run(): Promise<unknown>;
+}
+
+export interface RunningJobs {
+  /** Stops scheduling and waits for the runs in progress to finish (graceful drain). */
+  stop(): Promise<void>;
+}
+
+/** Runs `step` again and again, never two at once: the next run starts `delay` ms after one ends. */
+function loop(name: string, firstDelayMs: number, step: () => Promise<number>, log: JobLog | undefined): RunningJobs {
+  let stopping = false;
+  let timer: NodeJS.Timeout | null = null;
+  let current: Promise<void> | null = null;
+  const schedule = (delayMs: number) => {
+    if (stopping) return;
+    timer = setTimeout(() => {
+      timer = null;
+      current = step()
+        .catch((err) => {
+          write(log, 'error', { job: name, error: messageOf(err) }, 'job run failed');
+          return firstDelayMs;
+        })
+        .then((nextDelayMs) => {
+          current = null;
+          schedule(nextDelayMs);
+        });
+    }, delayMs);
+    timer.unref();
+  };
+  schedule(firstDelayMs);
+  return {
+    async stop() {
+      stopping = true;
+      if (timer) clearTimeout(timer);
+      await current;
+    },
+  };
+}
+
+/** The worker loop of one job: runs never overlap; a full batch is followed at once by the next run. */
+export function startJob(def: AnyJobDefinition, runtime: JobRuntime): RunningJobs {
+  checkDefinition(def);
+  return loop(def.name, def.intervalMs, async () => {
+    const report = await runJobOnce(def, runtime);
+    return report.claimed >= def.batchSize ? 0 : def.intervalMs;
+  }, runtime.log);
+}
+
+export function startPeriodicTask(task: PeriodicTask, runtime: JobRuntime): RunningJobs {
+  return loop(task.name, task.intervalMs, async () => {
+    await task.run();
+    return task.intervalMs;
+  }, runtime.log);
+}
+
+/** Starts every job and task; `stop()` drains them all. */
+export function startJobs(runtime: JobRuntime, work: { jobs: AnyJobDefinition[]; tasks?: PeriodicTask[] }): RunningJobs {
+  const names = [...work.jobs.map((j) => j.name), ...(work.tasks ?? []).map((t) => t.name)];
+  invariant(new Set(names).size === names.length, 'job and task names are unique');
+  const running = [...work.jobs.map((j) => startJob(j, runtime)), ...(work.tasks ?? []).map((t) => startPeriodicTask(t, runtime))];
+  return {
+    async stop() {
+      await Promise.all(running.map((r) => r.stop()));
+    },
+  };
+}

@@ -3,6 +3,7 @@ import { startJobs, type AnyJobDefinition, type JobLog, type PeriodicTask, type 
 import { cardApplicationJob } from './domains/cards/index.ts';
 import { webhookDeliveryJob } from './domains/events/index.ts';
 import { lowBalanceJob } from './domains/funding/index.ts';
+import { holdExpiryJob } from './domains/authorization/index.ts';
 import { sweepReplayStore } from './domains/partners/index.ts';
 
 /** Where background work logs: one line per job outcome (info/warn/error; levels the logger lacks are skipped). */
@@ -26,6 +27,8 @@ export function backgroundJobs(ctx: AppContext): AnyJobDefinition[] {
     cardApplicationJob(ctx),
     // 2.12, section 6: LOW_BALANCE at most once per UTC day per pool while low.
     lowBalanceJob(ctx),
+    // D34: authorization holds not cleared in 30 days are released.
+    holdExpiryJob(ctx),
   ];
 }
 

@@ -25,10 +25,11 @@ import { findAccount, getOrCreateAccount, post, type EntryInput } from '../ledge
 import { CAPABILITY_BLOCKERS, isIsoCountry } from '../organizations/index.ts';
 import { periodKeys, releaseUsage } from '../velocity/index.ts';
 import {
-  authorizeInDb, claimExpiredHolds, findAuthorization, findTransactionJson, insertSettlement, listTransactions as listTransactionRows,
+  authorizeInDb, findAuthorization, leaseDueHolds, lockLeasedHold, releaseHoldLease, findTransactionJson, insertSettlement, listTransactions as listTransactionRows,
   lockAuthorization, lockNetworkMessage, resolveTransactionIds, transactionJson, transactionJsonByNetworkId, updateAuthorization,
-  type Source, type TransactionRow,
+  type ExpiringHold, type Source, type TransactionRow,
 } from './store.ts';
+import { runJobOnce, type JobDefinition, type JobLog } from '../../platform/jobs.ts';
 import type { TransactionView } from './schemas.ts';
 
 /** D34: holds not cleared in 30 days expire. */
@@ -148,6 +149,7 @@ export async function authorize(deps: AuthorizationDeps, input: AuthorizationInp
     postingId: newId('lp'),
     eventId: newId('ev'),
     alertEventId: newId('ev'),
+    expiryDueAt: new Date(at.getTime() + HOLD_EXPIRY_MS),
   });
   if (result.outcome === 'CARD_INVALID') throw new ApiError('CARD_INVALID', `Card ${input.cardId} does not exist`);
   const transaction = view(result.body);
@@ -436,20 +438,47 @@ async function fundsAccountOf(q: Queryable, card: Card, currency: string, at: Da
   return own.accountId;
 }
 
-/** Holds leased per transaction of the expiry job. */
+/** Hold expiry job (D34) on the leased job runner: how often it looks, how much per run, lease, attempts. */
+export const HOLD_EXPIRY_POLL_INTERVAL_MS = 60_000;
 export const HOLD_EXPIRY_BATCH = 100;
+const HOLD_EXPIRY_LEASE_MS = 60_000;
+const HOLD_EXPIRY_MAX_ATTEMPTS = 5;
 
-/** D34: releases every hold older than 30 days (one leased batch); returns how many expired. */
-export async function expireHolds(deps: AuthorizationDeps, limit = HOLD_EXPIRY_BATCH): Promise<number> {
-  const at = now(deps);
-  return deps.db.tx(async (q) => {
-    const due = await claimExpiredHolds(q, new Date(at.getTime() - HOLD_EXPIRY_MS), limit);
-    for (const auth of due) {
-      await releaseHold(q, auth, fromDb(auth.holdAmount), 'HOLD_EXPIRY', at, true);
-      await updateAuthorization(q, { transId: auth.transId, status: 'EXPIRED', holdAmount: '0.00', now: at, eventId: newId('ev') });
-    }
-    return due.length;
-  });
+/** D34: holds not cleared in 30 days are released: funds back to free, usage back, EXPIRED. */
+export function holdExpiryJob(deps: Pick<AuthorizationDeps, 'db' | 'clock'>): JobDefinition<ExpiringHold> {
+  return {
+    name: 'hold-expiry',
+    intervalMs: HOLD_EXPIRY_POLL_INTERVAL_MS,
+    batchSize: HOLD_EXPIRY_BATCH,
+    leaseMs: HOLD_EXPIRY_LEASE_MS,
+    maxAttempts: HOLD_EXPIRY_MAX_ATTEMPTS,
+    concurrency: 1,
+    identify: (h) => ({ id: h.transId, attempt: h.attempt }),
+    claim: (q, lease) => leaseDueHolds(q, { ...lease, maxAttempts: HOLD_EXPIRY_MAX_ATTEMPTS }),
+    complete: async (q, hold, _none, lease) => {
+      const auth = await lockLeasedHold(q, hold.transId, lease.token);
+      // Cleared or reversed since the claim, or the lease ran out and another worker has it.
+      if (!auth) return 'LOST_LEASE';
+      await releaseHold(q, auth, fromDb(auth.holdAmount), 'HOLD_EXPIRY', lease.now, true);
+      await updateAuthorization(q, { transId: auth.transId, status: 'EXPIRED', holdAmount: '0.00', now: lease.now, eventId: newId('ev') });
+      return { result: 'EXPIRED', fields: { amount: auth.holdAmount, currency: auth.billingCurrency } };
+    },
+    fail: async (q, hold, failure) => {
+      const released = await releaseHoldLease(q, hold.transId, failure.lease.token, failure.retryAt);
+      return released ? (failure.retryAt ? 'RETRY' : 'GAVE_UP') : 'LOST_LEASE';
+    },
+  };
+}
+
+/** Runs the expiry job until nothing is due (tests with a moved clock, operators); returns how many expired. */
+export async function expireHolds(deps: Pick<AuthorizationDeps, 'db' | 'clock'>, options: { log?: JobLog } = {}): Promise<number> {
+  const job = holdExpiryJob(deps);
+  let expired = 0;
+  for (;;) {
+    const run = await runJobOnce(job, { db: deps.db, clock: deps.clock, log: options.log });
+    expired += run.items.filter((i) => i.result === 'EXPIRED').length;
+    if (run.claimed < job.batchSize) return expired;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -34,6 +34,8 @@ export interface AuthorizeRow {
   postingId: string;
   eventId: string;
   alertEventId: string;
+  /** When the hold expires unless cleared (D34). */
+  expiryDueAt: Date;
 }
 
 export type AuthorizeOutcome = 'NEW' | 'NEW_LOW_BALANCE' | 'REPLAY' | 'CARD_INVALID';
@@ -41,10 +43,10 @@ export type AuthorizeOutcome = 'NEW' | 'NEW_LOW_BALANCE' | 'REPLAY' | 'CARD_INVA
 export async function authorizeInDb(q: Queryable, a: AuthorizeRow): Promise<{ outcome: AuthorizeOutcome; body: string | null; partnerId: string | null }> {
   const rows = await q.query<{ outcome: AuthorizeOutcome; body: string | null; partnerId: string | null }>(
     `SELECT outcome, body, answer_partner AS "partnerId" FROM card_authorize($1, $2, $3, $4, $5, $6::numeric, $7, $8::numeric, $9, $10, $11, $12, $13, $14, $15,
-       $16::text[], $17::text[], $18, $19, $20, $21, $22)`,
+       $16::text[], $17::text[], $18, $19, $20, $21, $22, $23)`,
     [a.partnerId, a.cardId, a.source, a.networkTransactionId, a.replayGuard, a.amount, a.currency, a.billingAmount, a.billingCurrency,
       a.merchantName, a.mcc, a.merchantCountry, a.channel, a.now, a.transactionTime, a.periodKeys, a.blockers, a.transId,
-      a.outstandingTransactionId, a.postingId, a.eventId, a.alertEventId],
+      a.outstandingTransactionId, a.postingId, a.eventId, a.alertEventId, a.expiryDueAt],
   );
   return rows[0];
 }
@@ -198,14 +200,46 @@ async function recordTransactionEvent(q: Queryable, transId: string, eventId: st
   return rows[0].body;
 }
 
-/** Outstanding holds authorized before `before`, leased for expiry (several instances skip each other's rows). */
-export async function claimExpiredHolds(q: Queryable, before: Date, limit: number): Promise<TransactionRow[]> {
-  return q.query<TransactionRow>(
-    `SELECT ${ROW_COLUMNS} FROM card_transactions
-      WHERE message_type = 'AUTHORIZATION' AND status = 'PENDING' AND transaction_time < $1
-      ORDER BY transaction_time LIMIT $2 FOR UPDATE SKIP LOCKED`,
-    [before, limit],
+/** An outstanding hold leased for expiry by the job runner. */
+export interface ExpiringHold extends TransactionRow {
+  attempt: number;
+}
+
+/**
+ * Leases due holds (D34): FOR UPDATE SKIP LOCKED, so instances skip each other's rows; the due time
+ * moves to the lease expiry (a crashed worker's holds are due again then), the attempt is counted.
+ */
+export async function leaseDueHolds(q: Queryable, l: { token: string; now: Date; until: Date; limit: number; maxAttempts: number }): Promise<ExpiringHold[]> {
+  return q.query<ExpiringHold>(
+    `WITH due AS (
+       SELECT trans_id AS due_id FROM card_transactions
+        WHERE message_type = 'AUTHORIZATION' AND status = 'PENDING' AND expiry_due_at <= $1 AND expiry_attempts < $5
+        ORDER BY expiry_due_at LIMIT $4 FOR UPDATE SKIP LOCKED)
+     UPDATE card_transactions t SET expiry_due_at = $2, expiry_lease_token = $3, expiry_attempts = t.expiry_attempts + 1
+       FROM due WHERE t.trans_id = due.due_id
+     RETURNING ${ROW_COLUMNS}, t.expiry_attempts AS attempt`,
+    [l.now, l.until, l.token, l.limit, l.maxAttempts],
   );
+}
+
+/** The leased hold, locked, while this lease still holds it and it is still outstanding; null otherwise. */
+export async function lockLeasedHold(q: Queryable, transId: string, token: string): Promise<TransactionRow | null> {
+  const rows = await q.query<TransactionRow>(
+    `SELECT ${ROW_COLUMNS} FROM card_transactions
+      WHERE trans_id = $1 AND expiry_lease_token = $2 AND status = 'PENDING' AND message_type = 'AUTHORIZATION' FOR UPDATE`,
+    [transId, token],
+  );
+  return rows[0] ?? null;
+}
+
+/** A failed expiry: due again at `retryAt`, or never (given up, left for operators) when null. */
+export async function releaseHoldLease(q: Queryable, transId: string, token: string, retryAt: Date | null): Promise<boolean> {
+  const rows = await q.query(
+    `UPDATE card_transactions SET expiry_lease_token = NULL, expiry_due_at = COALESCE($3, 'infinity'::timestamptz)
+      WHERE trans_id = $1 AND expiry_lease_token = $2 RETURNING 1`,
+    [transId, token, retryAt],
+  );
+  return rows.length > 0;
 }
 
 export interface TransactionFilter {

@@ -36,6 +36,11 @@ CREATE TABLE card_transactions (
   outstanding_transaction_id text,
   posted_transaction_id      text,
   posting_id                 text        REFERENCES ledger_postings (posting_id),
+  -- Hold expiry (D34) on the leased job runner: an outstanding hold is due at expiry_due_at
+  -- (authorization + 30 days); a claim moves it to the lease expiry and stamps the lease token.
+  expiry_due_at              timestamptz,
+  expiry_lease_token         text,
+  expiry_attempts            integer     NOT NULL DEFAULT 0,
   transaction_time           timestamptz NOT NULL,
   created_at                 timestamptz NOT NULL,
   updated_at                 timestamptz NOT NULL,
@@ -49,8 +54,8 @@ CREATE UNIQUE INDEX card_transactions_posted ON card_transactions (posted_transa
 CREATE INDEX card_transactions_partner_time ON card_transactions (partner_id, created_at DESC, trans_id DESC);
 CREATE INDEX card_transactions_card_time ON card_transactions (card_id, created_at DESC, trans_id DESC);
 CREATE INDEX card_transactions_org_time ON card_transactions (organization_id, created_at DESC, trans_id DESC);
--- Hold expiry (D34): outstanding holds by age.
-CREATE INDEX card_transactions_pending ON card_transactions (transaction_time)
+-- Hold expiry (D34): outstanding holds by due time.
+CREATE INDEX card_transactions_expiry_due ON card_transactions (expiry_due_at)
   WHERE message_type = 'AUTHORIZATION' AND status = 'PENDING';
 
 -- Credentials of the card network ingress (/internal/network/v1/), issued by operators; never a
@@ -222,7 +227,7 @@ CREATE FUNCTION card_authorize(
   p_amount numeric, p_currency text, p_billing_amount numeric, p_billing_currency text,
   p_merchant_name text, p_mcc text, p_country text, p_channel text,
   p_now timestamptz, p_transaction_time timestamptz, p_keys text[], p_blockers text[],
-  p_trans_id text, p_outstanding_id text, p_posting_id text, p_event_id text, p_alert_event_id text
+  p_trans_id text, p_outstanding_id text, p_posting_id text, p_event_id text, p_alert_event_id text, p_expiry_due_at timestamptz
 ) RETURNS TABLE (outcome text, body text, answer_partner text) LANGUAGE plpgsql AS $$
 DECLARE
   v_card record;
@@ -342,7 +347,7 @@ BEGIN
   INSERT INTO card_transactions (trans_id, partner_id, card_id, organization_id, subject_type, subject_id, message_type, auth_type,
       debit_credit_indicator, source, network_transaction_id, amount, currency, billing_amount, billing_currency, merchant_name, mcc,
       merchant_country, channel, status, decline_reason, decline_detail, hold_amount, funds_account_id, outstanding_transaction_id,
-      posting_id, transaction_time, created_at, updated_at)
+      posting_id, expiry_due_at, transaction_time, created_at, updated_at)
     VALUES (p_trans_id, v_card.partner_id, p_card_id, v_card.organization_id, v_card.subject_type, v_card.subject_id, 'AUTHORIZATION',
       'EXPEND', 'D', p_source, p_network_id, p_amount, p_currency, v_bamt, v_bcur, p_merchant_name, p_mcc, p_country, p_channel,
       CASE WHEN v_reason IS NULL THEN 'PENDING' ELSE 'DECLINED' END, v_reason, v_detail,
@@ -350,6 +355,7 @@ BEGIN
       CASE WHEN v_reason IS NULL THEN v_account.account_id END,
       CASE WHEN v_reason IS NULL THEN p_outstanding_id END,
       CASE WHEN v_reason IS NULL THEN p_posting_id END,
+      CASE WHEN v_reason IS NULL THEN p_expiry_due_at END,
       p_transaction_time, p_now, p_now)
     RETURNING * INTO v_t;
   PERFORM card_transaction_event(v_t, p_event_id, p_now);

@@ -78,6 +78,10 @@ class PartnerEndpoint {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/auth`;
   }
 
+  async url(): Promise<string> {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/auth`;
+  }
+
   close(): Promise<void> {
     this.server.closeAllConnections();
     return new Promise((ok) => this.server.close(() => ok()));
@@ -164,6 +168,18 @@ describe('authorization forwarding to the partner auth_url over RSA (5.6, D37, D
     const approved = await other.client.sandbox.authorize(purchase(other.card.cardId, '1.00'));
     assert.equal(approved.approved, true);
     assert.equal(approved.partnerDecision?.outcome, 'STAND_IN_APPROVED');
+  });
+
+  it('an auth_url outside the partner\'s authorization-forwarding IP list is never dialled (BLOCKED stand-in, 5.5)', async () => {
+    const fenced = await fundedCard(svc, { funds: '10.00' });
+    await svc.admin.updatePartner(fenced.partner.partnerId, {
+      authUrl: await partnerEndpoint.url(), externalPublicKey: partnerEndpoint.publicKeyBase64, ipWhitelist: { auth: ['203.0.113.0/24'] },
+    });
+    const seen = partnerEndpoint.seen.length;
+    const t = await fenced.client.sandbox.authorize(purchase(fenced.card.cardId, '1.00'));
+    assert.equal(t.declineReason, 'PARTNER_TIMEOUT');
+    assert.equal(t.declineDetail, 'BLOCKED');
+    assert.equal(partnerEndpoint.seen.length, seen, 'nothing reached the endpoint');
   });
 
   it('a network retry is forwarded with the same networkTransactionId until decided, then answered from the record', async () => {

@@ -206,13 +206,19 @@ describe('authorization settlement and network ingress (D32, D33, D34, D40)', ()
 
   it('LOW_BALANCE fires in the same transaction when spend takes the pool below its threshold (2.12, D49)', async () => {
     const w = await fundedCard(svc, { funds: '100.00' });
-    await w.client.funding.setBalanceAlert({ organizationId: w.org.organizationId, balanceSettings: [{ currency: 'USD', threshold: decimal('50.00') }] });
+    const mailbox = `treasury-${ref('m')}@example.com`;
+    await w.client.funding.setBalanceAlert({
+      organizationId: w.org.organizationId, balanceSettings: [{ currency: 'USD', threshold: decimal('50.00') }], emailSettings: [mailbox],
+    });
     await w.client.sandbox.authorize(purchase(w.card.cardId, '40.00'));
     assert.equal((await outboxEvents(svc, 'LOW_BALANCE', w.org.organizationId)).length, 0);
     await w.client.sandbox.authorize(purchase(w.card.cardId, '20.00'));
     const alerts = await outboxEvents(svc, 'LOW_BALANCE', w.org.organizationId);
     assert.equal(alerts.length, 1);
     assert.deepEqual(alerts[0].data, { organizationId: w.org.organizationId, currency: 'USD', available: 40, threshold: 50 });
+    const mails = await svc.db.query<{ subject: string; body: string }>('SELECT subject, body FROM outbox_mail WHERE recipient = $1', [mailbox]);
+    assert.equal(mails.length, 1, 'the configured mailbox gets the alert email');
+    assert.match(mails[0].body, /Available: 40\.00 USD/);
     await w.client.sandbox.authorize(purchase(w.card.cardId, '1.00'));
     assert.equal((await outboxEvents(svc, 'LOW_BALANCE', w.org.organizationId)).length, 1, 'once a day while low');
   });

@@ -21,6 +21,8 @@ import { parseJson } from '../../platform/http/json.ts';
 import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema.ts';
 import { CORPORATE_SCALE, fromDb, parseAmount, toDb, type Amount } from '../../platform/money.ts';
 import { findCardById, type Card } from '../cards/index.ts';
+import { mailLowBalanceAlert } from '../funding/index.ts';
+import type { AppContext } from '../../platform/context.ts';
 import { findAccount, getOrCreateAccount, post, type EntryInput } from '../ledger/index.ts';
 import { CAPABILITY_BLOCKERS, isIsoCountry } from '../organizations/index.ts';
 import { periodKeys, releaseUsage } from '../velocity/index.ts';
@@ -58,12 +60,8 @@ export interface PartnerDecisionStage {
 }
 export const approveEverything: PartnerDecisionStage = { decide: async () => ({ approved: true }) };
 
-export interface AuthorizationDeps {
-  db: Db;
-  clock: Clock;
+export interface AuthorizationDeps extends Pick<AppContext, 'db' | 'clock' | 'mailer'> {
   partnerDecision?: PartnerDecisionStage;
-  /** Told after commit when an authorization took a pool below its alert threshold (emails). */
-  onLowBalance?(event: { partnerId: string; organizationId: string; currency: string }): Promise<void>;
 }
 
 const now = (deps: AuthorizationDeps) => new Date(deps.clock.now());
@@ -157,9 +155,8 @@ export async function authorize(deps: AuthorizationDeps, input: AuthorizationInp
   invariant(partnerId !== null, `authorization ${transaction.transId} has a partner`);
   assertAuthorizationShape(transaction);
   if (!transaction.approved) return transaction;
-  if (result.outcome === 'NEW_LOW_BALANCE' && deps.onLowBalance) {
-    await deps.onLowBalance({ partnerId, organizationId: transaction.organizationId, currency: transaction.billingCurrency });
-  }
+  // The LOW_BALANCE event committed with the authorization; its emails go out now (2.12).
+  if (result.outcome === 'NEW_LOW_BALANCE') await mailLowBalanceAlert(deps, { organizationId: transaction.organizationId, currency: transaction.billingCurrency });
   const stage = deps.partnerDecision ?? approveEverything;
   // D37: a network retry of an authorization still waiting for its partner is forwarded again with
   // the same networkTransactionId; once decided, a retry is answered from the record.

@@ -10,7 +10,7 @@ export {
   type BalanceAlertInput, type FundingDeps, type PoolDeposit, type StatementQuery,
 } from './service.ts';
 export {
-  lowBalanceJob, scanLowBalances, LOW_BALANCE_BATCH_SIZE, LOW_BALANCE_LEASE_MS, LOW_BALANCE_MAX_ATTEMPTS, LOW_BALANCE_POLL_INTERVAL_MS,
+  lowBalanceJob, mailLowBalanceAlert, scanLowBalances, LOW_BALANCE_BATCH_SIZE, LOW_BALANCE_LEASE_MS, LOW_BALANCE_MAX_ATTEMPTS, LOW_BALANCE_POLL_INTERVAL_MS,
   LOW_BALANCE_SCAN_INTERVAL_MS, type LowBalanceDeps, type ScanResult,
 } from './low-balance.ts';
 export type { AlertConfig, AlertSetting, LeasedAlertSetting } from './store.ts';

@@ -15,13 +15,13 @@
 import type { AppContext } from '../../platform/context.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { runJobOnce, type JobDefinition, type JobLog, type JobOutcome, type Lease, type LogLevel } from '../../platform/jobs.ts';
-import { fromDb } from '../../platform/money.ts';
+import { fromDb, type Amount } from '../../platform/money.ts';
 import { recordEvent } from '../events/index.ts';
 import { availableReachedSince, findAccount } from '../ledger/index.ts';
 import { findOrganizationById } from '../organizations/index.ts';
 import { corporateWire } from './service.ts';
 import {
-  leaseDueAlertSettings, listAlertEmails, lockLeasedAlertSetting, makeAlertScansDue, rearmAlert, recordAlertSent, releaseAlertSetting,
+  leaseDueAlertSettings, listAlertEmails, lockLeasedAlertSetting, makeAlertScansDue, readAlertConfig, rearmAlert, recordAlertSent, releaseAlertSetting,
   type LeasedAlertSetting,
 } from './store.ts';
 
@@ -47,6 +47,48 @@ type ScanDetail = { mailIds: string[] };
 
 function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** One email per configured address (2.12 emailSettings), queued in the caller's transaction. */
+async function enqueueAlertMails(
+  deps: LowBalanceDeps, q: Queryable,
+  a: { organizationId: string; organizationName: string; currency: string; available: Amount; threshold: Amount; now: Date },
+): Promise<string[]> {
+  const mailIds: string[] = [];
+  for (const email of await listAlertEmails(q, a.organizationId)) {
+    mailIds.push(await deps.mailer.enqueue(q, {
+      to: email,
+      subject: `Low balance: ${a.organizationName} ${a.currency} pool`,
+      body: [
+        `The ${a.currency} funding pool of ${a.organizationName} (${a.organizationId}) is below its alert threshold.`,
+        `Available: ${a.available.toFixed(2)} ${a.currency}`,
+        `Threshold: ${a.threshold.toFixed(2)} ${a.currency}`,
+        `Time: ${a.now.toISOString()}`,
+        'You receive this message at most once a day while the balance stays below the threshold.',
+      ].join('\n'),
+    }));
+  }
+  return mailIds;
+}
+
+/**
+ * The emails of a LOW_BALANCE that an authorization fired in its own transaction (the webhook event
+ * is already in the outbox): the same message the scan sends, with the pool's balance now.
+ */
+export async function mailLowBalanceAlert(deps: LowBalanceDeps, alert: { organizationId: string; currency: string }): Promise<number> {
+  const mailIds = await deps.db.tx(async (q) => {
+    const organization = await findOrganizationById(q, alert.organizationId);
+    if (!organization) return [];
+    const pool = await findAccount(q, { partnerId: organization.partnerId, ownerType: 'ORGANIZATION_POOL', ownerId: alert.organizationId, currency: alert.currency });
+    const setting = (await readAlertConfig(q, alert.organizationId)).settings.find((s) => s.currency === alert.currency);
+    if (!pool || !setting) return [];
+    return enqueueAlertMails(deps, q, {
+      organizationId: alert.organizationId, organizationName: organization.organizationName, currency: alert.currency,
+      available: pool.available, threshold: fromDb(setting.threshold), now: new Date(deps.clock.now()),
+    });
+  });
+  for (const id of mailIds) await deps.mailer.deliver(id);
+  return mailIds.length;
 }
 
 /** The outcome transaction of one leased setting (the runner opens it). */
@@ -87,20 +129,7 @@ async function scanSetting(deps: LowBalanceDeps, q: Queryable, leased: LeasedAle
     data: { organizationId: setting.organizationId, currency: setting.currency, available: corporateWire(available), threshold: corporateWire(threshold) },
     createTime: now,
   });
-  const mailIds: string[] = [];
-  for (const email of await listAlertEmails(q, setting.organizationId)) {
-    mailIds.push(await deps.mailer.enqueue(q, {
-      to: email,
-      subject: `Low balance: ${organization.organizationName} ${setting.currency} pool`,
-      body: [
-        `The ${setting.currency} funding pool of ${organization.organizationName} (${setting.organizationId}) is below its alert threshold.`,
-        `Available: ${available.toFixed(2)} ${setting.currency}`,
-        `Threshold: ${threshold.toFixed(2)} ${setting.currency}`,
-        `Time: ${now.toISOString()}`,
-        'You receive this message at most once a day while the balance stays below the threshold.',
-      ].join('\n'),
-    }));
-  }
+  const mailIds = await enqueueAlertMails(deps, q, { organizationId: setting.organizationId, organizationName: organization.organizationName, currency: setting.currency, available, threshold, now });
   await recordAlertSent(q, setting.organizationId, setting.currency, { day: today, version: String(pool.version), at: now });
   return done('ALERTED', 'info', { mailIds });
 }

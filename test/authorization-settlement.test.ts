@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CardServiceError, decimal, SignedHttpClient, type CardTransaction } from '../sdk/index.ts';
 import { expireHolds, HOLD_EXPIRY_MS } from '../src/domains/authorization/index.ts';
-import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
 import { fundedCard, fundsOf, networkClient, purchase, text, usageOf } from './helpers/authorization.ts';
 import { outboxEvents, ref } from './helpers/cards.ts';
 import { expectCode } from './helpers/companies.ts';
@@ -250,6 +250,22 @@ describe('authorization settlement and network ingress (D32, D33, D34, D40)', ()
       const [{ n }] = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM card_transactions WHERE card_id = $1', [w.card.cardId]);
       assert.equal(n, 4);
       await audit(w.partner.partnerId);
+    });
+
+    it('copies of one message arriving on two service instances at once are booked once', async () => {
+      const w = await fundedCard(svc, { funds: '50.00' });
+      const second = await startService({ db: await (await testDatabase()).openAnother(), clock: svc.clock });
+      try {
+        const key = await svc.admin.createNetworkKey({ name: 'two instances' });
+        const clients = [svc, second].map((s) => new SignedHttpClient({ baseUrl: s.baseUrl, apiKey: key.apiKey, secretKey: key.secretKey, now: svc.clock.now }));
+        const body = authorizeBody(w.card.cardId, '4.00');
+        const answers = await Promise.all(Array.from({ length: 10 }, (_, i) =>
+          clients[i % 2].call<CardTransaction>('POST', '/internal/network/v1/authorization', { body })));
+        assert.equal(new Set(answers.map((a) => a.transId)).size, 1);
+        assert.deepEqual(await fundsOf(w), { available: '46.00', pending: '4.00', total: '50.00' });
+      } finally {
+        await second.close();
+      }
     });
 
     it('the ingress takes only a network key: partner keys, bad signatures and addresses off its list are refused', async () => {

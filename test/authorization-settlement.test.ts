@@ -84,6 +84,22 @@ describe('authorization settlement and network ingress (D32, D33, D34, D40)', ()
     await audit(w.partner.partnerId);
   });
 
+  it('on a negative free, credits and releases still book: deposits, refunds, reversals and clearings repay it (D33)', async () => {
+    const w = await fundedCard(svc, { funds: '10.00' });
+    const held = await w.client.sandbox.authorize(purchase(w.card.cardId, '3.00'));
+    const overdrawn = await w.client.sandbox.authorize(purchase(w.card.cardId, '7.00'));
+    await w.client.sandbox.clear({ transId: overdrawn.transId, amount: decimal('9.00') });
+    assert.deepEqual(await fundsOf(w), { available: '-2.00', pending: '3.00', total: '1.00' });
+    await w.client.sandbox.reverse({ transId: held.transId, amount: decimal('1.00') });
+    await w.client.sandbox.refund({ cardId: w.card.cardId, amount: decimal('0.01'), currency: 'USD', merchantName: 'x' });
+    await w.client.sandbox.deposit({ subjectType: 'ORGANIZATION', subjectId: w.org.organizationId, currency: 'USD', amount: decimal('0.01') });
+    assert.deepEqual(await fundsOf(w), { available: '-0.98', pending: '2.00', total: '1.02' });
+    await w.client.sandbox.clear({ transId: held.transId, amount: decimal('1.50') });
+    assert.deepEqual(await fundsOf(w), { available: '-0.48', pending: '0.00', total: '-0.48' });
+    assert.equal((await w.client.sandbox.authorize(purchase(w.card.cardId, '0.01'))).declineReason, 'INSUFFICIENT_BALANCE');
+    await audit(w.partner.partnerId);
+  });
+
   it('a partial then full reversal releases the hold and gives usage back in the original period (D32)', async () => {
     const w = await fundedCard(svc, { funds: '50.00' });
     const authDay = dayKey(svc.clock.now());

@@ -10,7 +10,7 @@ import type { Db } from '../../platform/db/db.ts';
 import { ApiError, paramInvalid } from '../../platform/errors.ts';
 import { ipAllowed, isValidWhitelistEntry } from '../../platform/http/ip.ts';
 import { API_KEY_FORMAT, verifySignedRequest, type SignedRequest } from '../../platform/http/signed-request.ts';
-import { ReplayStore } from '../partners/index.ts';
+import { newReplayGuard, type ReplayGuard } from '../partners/index.ts';
 import { findNetworkKeyByApiKey, insertNetworkKey, listNetworkKeys, revokeNetworkKey, type NetworkKeyRow } from './store.ts';
 
 export interface NetworkCaller {
@@ -50,10 +50,10 @@ export async function revokeNetworkKeyById(deps: { db: Db }, networkKeyId: strin
 
 /** D5's order with the network key: key -> IP list -> timestamp -> nonce -> signature -> replay. */
 export class NetworkAuthenticator {
-  private readonly replayStore: ReplayStore;
+  private readonly replayStore: ReplayGuard;
 
   constructor(private readonly deps: { db: Db; config: Config; clock: Clock }) {
-    this.replayStore = new ReplayStore(deps.db);
+    this.replayStore = newReplayGuard(deps.db);
   }
 
   async authenticate(req: SignedRequest): Promise<NetworkCaller> {

@@ -226,7 +226,9 @@ export async function post(q: Queryable, input: PostingInput): Promise<PostingRe
       version: state.version + 1,
     };
     invariant(next.pending.gte(0), `pending of ${e.accountId} stays >= 0 (a release never exceeds the hold)`);
-    if (next.available.lt(0) && !account.allowNegative && !input.forced) {
+    // D33: only an entry that lowers available is refused below zero; credits (and entries that leave
+    // available alone) always pass, so a negative free is repaid by the next credits.
+    if (e.bucket === 'AVAILABLE' && e.amount.lt(0) && next.available.lt(0) && !account.allowNegative && !input.forced) {
       throw new ApiError('INSUFFICIENT_BALANCE', `Insufficient available balance in ${account.currency}`, {
         data: { errorCode: 'INSUFFICIENT_BALANCE', errorMsg: `account ${account.accountId}` },
       });

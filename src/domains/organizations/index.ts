@@ -34,7 +34,6 @@ export { isIsoCountry, isSupportedPhoneCountry, ISO_COUNTRIES, SUPPORTED_PHONE_C
 export {
   CountryCode, CustomerId, FundingCurrency, MergedStatus, OrganizationId, Remark, RestrictionArray, RestrictionView,
   restrictionSets, CUSTOMER_ID_MAX, ORGANIZATION_ID_MAX, ORGANIZATION_NAME_MAX, PRINTABLE, REF_MAX, REGISTRATION_NUMBER_MAX, REMARK_MAX,
-  RESTRICTION_ARRAY_MAX,
+  RESTRICTION_ARRAY_MAX, FUNDING_CURRENCIES,
 } from './schemas.ts';
-export { FUNDING_CURRENCIES } from './store.ts';
 export type { Lifecycle, Organization } from './store.ts';

@@ -1,7 +1,9 @@
 import { Type } from 'typebox';
 import { paramInvalid } from '../../platform/errors.ts';
-import { FUNDING_CURRENCIES, type FundingCurrency as FundingCurrencyCode } from './store.ts';
 import { RESTRICTION_CODES, RESTRICTION_SOURCES, type MergedStatus as MergedStatusCode, type RestrictionCode } from './restrictions.ts';
+
+/** Corporate funding currencies (2.8, D4: two decimals). */
+export const FUNDING_CURRENCIES = ['USD', 'HKD'] as const;
 
 /** Section 8: organizationId up to 20 on organization and fund endpoints (minted ids are <= 20, D43). */
 export const ORGANIZATION_ID_MAX = 20;
@@ -25,7 +27,7 @@ export const Remark = Type.Union([Type.String({ maxLength: REMARK_MAX }), Type.N
 export const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, upper case' });
 export const FundingCurrency = Type.Union(FUNDING_CURRENCIES.map((c) => Type.Literal(c)), { description: 'USD or HKD' });
 /** Corporate funding currencies (2.8): the schema above and this type go by one name. */
-export type FundingCurrency = FundingCurrencyCode;
+export type FundingCurrency = (typeof FUNDING_CURRENCIES)[number];
 
 const Code = Type.Union(RESTRICTION_CODES.map((c) => Type.Literal(c)), { description: 'One of the five capability codes (section 3)' });
 export const RestrictionArray = Type.Array(Code, { maxItems: RESTRICTION_ARRAY_MAX });

@@ -1,8 +1,7 @@
 import type { Queryable } from '../../platform/db/db.ts';
+import type { FundingCurrency } from './schemas.ts';
 
-/** Corporate funding currencies (2.8, D4: two decimals). */
-export const FUNDING_CURRENCIES = ['USD', 'HKD'] as const;
-export type FundingCurrency = (typeof FUNDING_CURRENCIES)[number];
+export type { FundingCurrency };
 
 export type Lifecycle = 'ACTIVE' | 'TERMINATED';
 

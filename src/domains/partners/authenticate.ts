@@ -1,30 +1,18 @@
 import type { Config } from '../../config.ts';
 import type { AuthenticatedPartner } from '../../platform/caller.ts';
 import type { Clock } from '../../platform/clock.ts';
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { unseal } from '../../platform/crypto/secrets.ts';
 import type { Db } from '../../platform/db/db.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { ipAllowed } from '../../platform/http/ip.ts';
+import { API_KEY_FORMAT, verifySignedRequest, type SignedRequest } from '../../platform/http/signed-request.ts';
 import { ReplayStore } from './replay-store.ts';
 import { findPartnerByApiKey, type Partner } from './store.ts';
 
-export interface SignedRequest {
-  apiKey: string | undefined;
-  timestamp: string | undefined;
-  nonce: string | undefined;
-  sign: string | undefined;
-  /** D6: the raw query string (GET) or the raw body bytes (other methods). */
-  payload: Buffer;
-  ip: string;
-}
+export type { SignedRequest };
 
 export type { AuthenticatedPartner };
 
-const TIMESTAMP_FORMAT = /^\d{13}$/; // 5.2: 13-digit epoch milliseconds
-const NONCE_FORMAT = /^[1-9]\d{4}$/; // 5.2: integer in [10000, 99999]
-const API_KEY_FORMAT = /^[0-9a-f]{32}$/; // D8
-const SIGN_FORMAT = /^[0-9a-f]{64}$/; // 5.2: lowercase hex of a 32-byte HMAC
 
 /** Decrypted secret keys by their ciphertext: the ciphertext changes whenever the key does. */
 const secretCache = new Map<string, string>();
@@ -103,23 +91,20 @@ export class PartnerAuthenticator {
 
     if (!ipAllowed(partner.ipWhitelist.api, req.ip, deps.config.env)) throw new ApiError('DAPI_IP_NOT_ALLOWED');
 
-    if (!req.timestamp || !TIMESTAMP_FORMAT.test(req.timestamp)) throw new ApiError('DAPI_TIMESTAMP_FORMAT_ERROR');
-    const timestampMs = Number(req.timestamp);
-    if (Math.abs(deps.clock.now() - timestampMs) > deps.config.timestampWindowMs) {
-      throw new ApiError('DAPI_TIMESTAMP_EXPIRED');
-    }
-
-    if (!req.nonce || !NONCE_FORMAT.test(req.nonce)) throw new ApiError('DAPI_NONCE_INVALID');
-
-    // 5.3: HmacSHA256(apiKey + timestamp + nonce + payload); the header must be lowercase hex.
-    const expected = createHmac('sha256', partner.secretKey).update(apiKey + req.timestamp + req.nonce, 'utf8').update(req.payload).digest();
-    if (!req.sign || !SIGN_FORMAT.test(req.sign) || !timingSafeEqual(Buffer.from(req.sign, 'hex'), expected)) {
-      throw new ApiError('DAPI_SIGN_INVALID');
-    }
-
-    const isNew = await this.replayStore.record({ apiKey, timestampMs, nonce: Number(req.nonce) });
+    const replayKey = verifySignedRequest({ ...req, apiKey }, partner.secretKey, deps.clock.now(), deps.config.timestampWindowMs);
+    const isNew = await this.replayStore.record(replayKey);
     if (!isNew) throw new ApiError('DAPI_NONCE_REPLAYED');
 
     return partner;
   }
+}
+
+/** The shared replay store (D5, D7) for another signed caller (the card network ingress): true when the key is new. */
+export interface ReplayGuard {
+  record(key: { apiKey: string; timestampMs: number; nonce: number }): Promise<boolean>;
+}
+
+export function newReplayGuard(db: Db): ReplayGuard {
+  const store = new ReplayStore(db);
+  return { record: (key) => store.record(key) };
 }

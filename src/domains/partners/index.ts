@@ -4,10 +4,9 @@
  * and the top level import only from here.
  */
 export { partnerRoutes } from './routes.ts';
-export { PartnerAuthenticator, PartnerCache, partnerSecretContext, revealPartnerSecret, type SignedRequest } from './authenticate.ts';
+export { newReplayGuard, PartnerAuthenticator, PartnerCache, type ReplayGuard, partnerSecretContext, revealPartnerSecret, type SignedRequest } from './authenticate.ts';
 export {
   createCredentialLink, createPartner, extractCredentials, partnerExists, partnersByIds, partnerView, sweepReplayStore, updatePartner,
   SECRET_EXTRACT_PATH, type PartnerDeps, type PartnerInput,
 } from './service.ts';
 export type { IpWhitelist, Partner, SecureCardIvMode } from './store.ts';
-export { ReplayStore } from './replay-store.ts';

@@ -1,0 +1,416 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Domain boundaries (issue 9; docs/contributing.md "Domain layering"), checked from the source text:
+ *
+ *   bypass            a file outside domain D imports a file of D other than src/domains/D/index.ts
+ *                     (other domains, app.ts / workers.ts / main.ts, tests and bench alike)
+ *   store-export      an index.ts re-exports a value (a function) of a store file: stores are private
+ *   missing-index     a domain folder without index.ts
+ *   unknown-domain    a domain missing from the layering of docs/contributing.md
+ *   layering          a domain imports a domain of the same or a higher layer
+ *   domain-cycle      domains importing each other, directly or through others
+ *   app-import        a domain imports src/app.ts, src/workers.ts or src/main.ts
+ *   platform-import   the platform (src/platform, src/config.ts) imports a domain or the top level
+ *   sql-outside-store SQL (SELECT / INSERT / UPDATE / DELETE / CREATE ...) outside store files
+ *                     (store.ts, store-*.ts, *-store.ts) and src/platform/db/
+ *   foreign-table     a store reads or writes a table another domain owns
+ *   unowned-table     a migration creates a table TABLE_OWNERS does not assign
+ *   sdk-import        the SDK (sdk/) imports server code; the shared contract (sdk/contract/)
+ *                     imports anything but typebox, lossless-json types and itself
+ *
+ * Type-only imports count like any other: a dependency of types is a dependency. The checker is a
+ * pure function of the files' text, so a negative control can feed it a synthetic bad tree.
+ */
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+/** Which domain owns each table (platform for cross-cutting ones). A new table needs an entry. */
+const TABLE_OWNERS: Record<string, string> = {
+  schema_migrations: 'platform',
+  outbox_mail: 'platform',
+  card_keys: 'platform',
+  partners: 'partners',
+  replay_nonces: 'partners',
+  credential_links: 'partners',
+  event_sequences: 'events',
+  events: 'events',
+  event_attempts: 'events',
+  decimal_probes: 'diagnostics',
+  organizations: 'organizations',
+  subject_restrictions: 'organizations',
+  subject_status_changes: 'organizations',
+  sanctioned_countries: 'organizations',
+  customers: 'customers',
+  customer_addresses: 'customers',
+  kyc_reviews: 'customers',
+  ledger_accounts: 'ledger',
+  ledger_postings: 'ledger',
+  ledger_entries: 'ledger',
+  balance_alert_settings: 'funding',
+  balance_alert_emails: 'funding',
+  card_profiles: 'cards',
+  card_applications: 'cards',
+  cards: 'cards',
+  deposit_accounts: 'cards',
+  card_transfers: 'cards',
+  velocity_rules: 'velocity',
+  velocity_rule_amount_limits: 'velocity',
+  velocity_rule_bindings: 'velocity',
+  velocity_usage: 'velocity',
+  card_transactions: 'authorization',
+  network_keys: 'authorization',
+  service_rsa_keys: 'authorization',
+  auth_forwarding_settings: 'authorization',
+  auth_forwardings: 'authorization',
+};
+
+export type ViolationKind =
+  | 'bypass' | 'store-export' | 'missing-index' | 'unknown-domain' | 'layering' | 'domain-cycle' | 'app-import'
+  | 'platform-import' | 'sql-outside-store' | 'foreign-table' | 'unowned-table' | 'sdk-import';
+
+export interface Violation {
+  kind: ViolationKind;
+  file: string;
+  detail: string;
+}
+
+interface ImportRef {
+  specifier: string;
+  /** `export ... from`: a re-export. */
+  reexport: boolean;
+  /** Only types are named (`import type`, `export type`, or every specifier marked `type`). */
+  typeOnly: boolean;
+}
+
+/** Files as repository-relative paths with '/' separators, and their text. */
+export type SourceTree = Map<string, string>;
+
+/** Block comments, and line comments that start a line or follow whitespace (so 'http://' in strings stays). */
+function withoutComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' ')).replace(/(^|[ \t])\/\/.*$/gm, '$1');
+}
+
+const STATIC_IMPORT = /^[ \t]*(import|export)[ \t]+(type[ \t]+)?(\*(?:[ \t]+as[ \t]+\w+)?|\{[^}]*\}|\w+(?:[ \t]*,[ \t]*(?:\{[^}]*\}|\*[ \t]+as[ \t]+\w+))?)[ \t]*from[ \t]*['"]([^'"]+)['"]/gm;
+const BARE_IMPORT = /^[ \t]*import[ \t]*['"]([^'"]+)['"]/gm;
+const DYNAMIC_IMPORT = /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+export function importsOf(text: string): ImportRef[] {
+  const code = withoutComments(text);
+  const refs: ImportRef[] = [];
+  for (const m of code.matchAll(STATIC_IMPORT)) {
+    const names = m[3];
+    const listed = names.startsWith('{') ? names.slice(1, -1).split(',').map((s) => s.trim()).filter(Boolean) : [];
+    const typeOnly = Boolean(m[2]) || (listed.length > 0 && listed.every((s) => s.startsWith('type ')));
+    refs.push({ specifier: m[4], reexport: m[1] === 'export', typeOnly });
+  }
+  for (const m of code.matchAll(BARE_IMPORT)) refs.push({ specifier: m[1], reexport: false, typeOnly: false });
+  for (const m of code.matchAll(DYNAMIC_IMPORT)) refs.push({ specifier: m[1], reexport: false, typeOnly: false });
+  return refs;
+}
+
+/** SQL statements as this codebase writes them: upper-case keywords. */
+const SQL = /\b(SELECT[ \t\n]+[\s\S]{0,400}?\bFROM\b|SELECT[ \t]+(?:1|pg_\w+)\b|INSERT[ \t\n]+INTO\b|UPDATE[ \t\n]+\w+(?:[ \t\n]+\w+)?[ \t\n]+SET\b|DELETE[ \t\n]+FROM\b|CREATE[ \t\n]+(?:UNIQUE[ \t\n]+)?(?:TABLE|INDEX|SCHEMA|VIEW|FUNCTION|TRIGGER|SEQUENCE|TYPE)\b|ALTER[ \t\n]+TABLE\b)/;
+const TABLE_REF = /\b(?:FROM|JOIN|INTO|UPDATE)[ \t\n]+([a-z_][a-z0-9_]*)/g;
+/** Words after FROM/JOIN/... that are not tables: CTE names, functions and aliases used in this code base. */
+const NOT_TABLES = new Set(['unnest', 'due', 'leased', 'ins', 'k', 'g', 'e', 'l', 'd', 's', 'p', 'a', 'r', 'b', 'i', 'lateral', 'the', 'a']);
+
+function isStoreFile(file: string): boolean {
+  const base = path.posix.basename(file);
+  return base === 'store.ts' || /^store-[\w-]+\.ts$/.test(base) || /-store\.ts$/.test(base);
+}
+
+function domainOf(file: string): string | null {
+  const m = /^src\/domains\/([^/]+)\//.exec(file);
+  return m ? m[1] : null;
+}
+
+function isPlatform(file: string): boolean {
+  return file.startsWith('src/platform/') || file === 'src/config.ts';
+}
+
+const TOP_LEVEL = new Set(['src/app.ts', 'src/workers.ts', 'src/main.ts']);
+
+function resolve(from: string, specifier: string): string | null {
+  if (!specifier.startsWith('.')) return null;
+  return path.posix.normalize(path.posix.join(path.posix.dirname(from), specifier));
+}
+
+/** Tables each CREATE TABLE of the migrations makes. */
+function createdTables(tree: SourceTree): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [file, text] of tree) {
+    if (!/^src\/platform\/db\/migrations\/.*\.sql$/.test(file)) continue;
+    for (const m of text.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?([a-z_][a-z0-9_]*)/g)) out.set(m[1], file);
+  }
+  return out;
+}
+
+/** The shortest path from `start` back to itself inside `members` (breadth first). */
+function shortestCycle(edges: Map<string, Set<string>>, members: Set<string>, start: string): string[] {
+  const parent = new Map<string, string>();
+  const queue = [start];
+  while (queue.length > 0) {
+    const v = queue.shift()!;
+    for (const w of [...(edges.get(v) ?? [])].sort()) {
+      if (!members.has(w)) continue;
+      if (w === start) {
+        const path = [v];
+        while (path[0] !== start) path.unshift(parent.get(path[0])!);
+        return [...path, start];
+      }
+      if (!parent.has(w)) {
+        parent.set(w, v);
+        queue.push(w);
+      }
+    }
+  }
+  return [start, start];
+}
+
+/**
+ * Domain cycles, transitive ones included: each strongly connected component of the domain graph
+ * (Tarjan) with more than one domain, as {members, one cycle through them}.
+ */
+export function domainCycles(edges: Map<string, Set<string>>): { members: string[]; cycle: string[] }[] {
+  let index = 0;
+  const indexOf = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: { members: string[]; cycle: string[] }[] = [];
+  const nodes = new Set<string>([...edges.keys(), ...[...edges.values()].flatMap((s) => [...s])]);
+  const visit = (v: string) => {
+    indexOf.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!indexOf.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v)!, indexOf.get(w)!));
+      }
+    }
+    if (low.get(v) === indexOf.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || edges.get(v)?.has(v)) {
+        const members = component.sort();
+        cycles.push({ members, cycle: shortestCycle(edges, new Set(members), members[0]) });
+      }
+    }
+  };
+  for (const v of [...nodes].sort()) if (!indexOf.has(v)) visit(v);
+  return cycles;
+}
+
+/** Parses the ```layering block of docs/contributing.md: "<layer> <domain> ..." lines. */
+export function parseLayering(markdown: string): Map<string, number> {
+  const block = /```layering\n([\s\S]*?)```/.exec(markdown);
+  const layers = new Map<string, number>();
+  for (const line of block?.[1].split('\n') ?? []) {
+    const m = /^\s*(\d+)\s+([a-z][a-z0-9-]*)\b/.exec(line);
+    if (m) layers.set(m[2], Number(m[1]));
+  }
+  return layers;
+}
+
+export function checkBoundaries(tree: SourceTree, layering: Map<string, number>, tableOwners: Record<string, string> = TABLE_OWNERS): Violation[] {
+  const violations: Violation[] = [];
+  const add = (kind: ViolationKind, file: string, detail: string) => violations.push({ kind, file, detail });
+  const edges = new Map<string, Set<string>>();
+  const domains = new Set<string>();
+
+  for (const file of tree.keys()) {
+    const d = domainOf(file);
+    if (d) domains.add(d);
+  }
+  for (const d of domains) {
+    if (!tree.has(`src/domains/${d}/index.ts`)) add('missing-index', `src/domains/${d}/`, `domain ${d} has no index.ts`);
+    if (!layering.has(d)) add('unknown-domain', `src/domains/${d}/`, `domain ${d} is not in the layering of docs/contributing.md`);
+  }
+
+  for (const [file, text] of tree) {
+    if (!file.endsWith('.ts')) continue;
+    const fromDomain = domainOf(file);
+    for (const ref of importsOf(text)) {
+      const target = resolve(file, ref.specifier);
+      // The SDK stays installable on its own: no server code; the shared contract only typebox and itself.
+      if (file.startsWith('sdk/')) {
+        if (target && !target.startsWith('sdk/')) add('sdk-import', file, `imports ${target}`);
+        if (file.startsWith('sdk/contract/') && (target ? !target.startsWith('sdk/contract/') : !['typebox', 'lossless-json'].includes(ref.specifier))) {
+          add('sdk-import', file, `the shared contract imports ${target ?? ref.specifier}`);
+        }
+        if (file.startsWith('sdk/contract/') && ref.specifier === 'lossless-json' && !ref.typeOnly) add('sdk-import', file, 'the shared contract imports lossless-json values');
+        continue;
+      }
+      if (!target) continue;
+      const toDomain = domainOf(target);
+      if (fromDomain && TOP_LEVEL.has(target)) add('app-import', file, `imports ${target}`);
+      if (isPlatform(file) && (toDomain || TOP_LEVEL.has(target))) add('platform-import', file, `imports ${target}`);
+      if (toDomain && toDomain !== fromDomain) {
+        if (target !== `src/domains/${toDomain}/index.ts`) add('bypass', file, `imports ${target} instead of src/domains/${toDomain}/index.ts`);
+        if (fromDomain) {
+          if (!edges.has(fromDomain)) edges.set(fromDomain, new Set());
+          edges.get(fromDomain)!.add(toDomain);
+        }
+      }
+      if (fromDomain && toDomain === fromDomain && path.posix.basename(file) === 'index.ts' && ref.reexport && !ref.typeOnly && isStoreFile(target)) {
+        add('store-export', file, `re-exports values of ${target}: stores are private (export their types only)`);
+      }
+    }
+
+    if (file.startsWith('src/') && !isStoreFile(file) && !file.startsWith('src/platform/db/')) {
+      const sql = SQL.exec(withoutComments(text));
+      if (sql) add('sql-outside-store', file, `SQL "${sql[0].replace(/\s+/g, ' ').slice(0, 60)}" outside a store`);
+    }
+    if (file.startsWith('src/') && isStoreFile(file)) {
+      const owner = fromDomain ?? (isPlatform(file) ? 'platform' : null);
+      const code = withoutComments(text);
+      for (const m of code.matchAll(TABLE_REF)) {
+        const table = m[1];
+        if (NOT_TABLES.has(table) || !(table in tableOwners)) continue;
+        if (tableOwners[table] !== owner) add('foreign-table', file, `uses table ${table} of ${tableOwners[table]}`);
+      }
+    }
+  }
+
+  for (const [table, file] of createdTables(tree)) {
+    if (!(table in tableOwners)) add('unowned-table', file, `table ${table} has no owner in TABLE_OWNERS (test/architecture-boundaries.test.ts)`);
+  }
+
+  for (const [from, tos] of edges) {
+    for (const to of tos) {
+      const a = layering.get(from);
+      const b = layering.get(to);
+      if (a !== undefined && b !== undefined && b >= a) add('layering', `src/domains/${from}/`, `${from} (layer ${a}) imports ${to} (layer ${b}): only lower layers`);
+    }
+  }
+  for (const { members, cycle } of domainCycles(edges)) {
+    add('domain-cycle', `src/domains/${members[0]}/`, `${cycle.join(' -> ')} (domains in the cycle: ${members.join(', ')})`);
+  }
+  return violations;
+}
+
+function walk(dir: string, out: string[] = []): string[] {
+  for (const entry of readdirSync(dir)) {
+    const full = path.join(dir, entry);
+    if (entry === 'node_modules' || entry.startsWith('.')) continue;
+    if (statSync(full).isDirectory()) walk(full, out);
+    else if (/\.(ts|sql)$/.test(entry)) out.push(full);
+  }
+  return out;
+}
+
+/** This file holds bad imports as fixture text for the negative control; it is not scanned itself. */
+const SELF = 'test/architecture-boundaries.test.ts';
+
+function repositoryTree(): SourceTree {
+  const tree: SourceTree = new Map();
+  for (const top of ['src', 'test', 'bench', 'sdk']) {
+    for (const file of walk(path.join(ROOT, top))) {
+      const rel = path.relative(ROOT, file).split(path.sep).join('/');
+      if (rel !== SELF) tree.set(rel, readFileSync(file, 'utf8'));
+    }
+  }
+  return tree;
+}
+
+function report(violations: Violation[]): string {
+  return violations.map((v) => `  ${v.kind}: ${v.file}: ${v.detail}`).join('\n');
+}
+
+describe('architecture: domain boundaries (docs/contributing.md)', () => {
+  const layering = parseLayering(readFileSync(path.join(ROOT, 'docs/contributing.md'), 'utf8'));
+
+  it('the layering is written in docs/contributing.md', () => {
+    assert.ok(layering.size >= 10, 'the ```layering block lists the domains');
+    for (const d of ['partners', 'events', 'ledger', 'organizations', 'customers', 'funding', 'velocity', 'cards', 'authorization', 'sandbox']) {
+      assert.ok(layering.has(d), `${d} has a layer`);
+    }
+  });
+
+  it('the source keeps every boundary: public entries only, private stores, layered domains without cycles, no app.ts in domains, a platform that imports no domain, SQL only in stores, own tables only', () => {
+    const tree = repositoryTree();
+    assert.ok([...tree.keys()].filter((f) => f.startsWith('src/domains/')).length > 40, 'the scan sees the domains');
+    assert.ok([...tree.keys()].some((f) => f.startsWith('test/')), 'the scan sees the tests');
+    const violations = checkBoundaries(tree, layering);
+    assert.equal(violations.length, 0, `boundary violations:\n${report(violations)}`);
+  });
+
+  it('negative control: a tree with one of each shortcut is reported for each, and the corrected tree is clean', () => {
+    const layers = new Map([['alpha', 1], ['beta', 2], ['gamma', 3]]);
+    const bad: SourceTree = new Map([
+      ['src/domains/alpha/index.ts', "export { a } from './service.ts';\nexport { insertA } from './store.ts';\n"],
+      ['src/domains/alpha/service.ts', "import type { B } from '../beta/index.ts';\nexport const a = 1;\n"],
+      ['src/domains/alpha/store.ts', "export async function insertA(q) { await q.query(`INSERT INTO beta_things (id) VALUES ($1)`, []); }\n"],
+      ['src/domains/beta/index.ts', "export * from './service.ts';\n"],
+      ['src/domains/beta/service.ts', [
+        "import { insertA } from '../alpha/store.ts';",
+        "import { g } from '../gamma/index.ts';",
+        "import type { AppContext } from '../../app.ts';",
+        'export async function b(q) {',
+        "  return q.query('SELECT id FROM alpha_things WHERE id = $1', [1]);",
+        '}',
+      ].join('\n')],
+      ['src/domains/gamma/index.ts', "export { b } from '../beta/index.ts';\n"],
+      ['src/domains/delta/service.ts', 'export const d = 4;\n'],
+      ['src/platform/http/router.ts', "import type { X } from '../../domains/alpha/index.ts';\n"],
+      ['src/app.ts', "import { b } from './domains/beta/service.ts';\n"],
+      ['test/beta.test.ts', "const { b } = await import('../src/domains/beta/service.ts');\n"],
+      ['sdk/resources/alpha.ts', "import type { A } from '../../src/domains/alpha/index.ts';\n"],
+      ['src/platform/db/migrations/001-x.sql', 'CREATE TABLE alpha_things (id text);\nCREATE TABLE beta_things (id text);\nCREATE TABLE stray (id text);\n'],
+    ]);
+    const owners = { alpha_things: 'alpha', beta_things: 'beta' };
+    const found = checkBoundaries(bad, layers, owners);
+    const kinds = new Set(found.map((v) => v.kind));
+    const expected: ViolationKind[] = [
+      'bypass', 'store-export', 'missing-index', 'unknown-domain', 'layering', 'domain-cycle', 'app-import', 'platform-import',
+      'sql-outside-store', 'foreign-table', 'unowned-table', 'sdk-import',
+    ];
+    for (const kind of expected) assert.ok(kinds.has(kind), `reports ${kind}:\n${report(found)}`);
+    assert.ok(found.some((v) => v.kind === 'bypass' && v.file === 'test/beta.test.ts'), 'a test reaching into a domain is a bypass too');
+    assert.ok(found.some((v) => v.kind === 'bypass' && v.file === 'src/app.ts'), 'the top level reaching into a domain is a bypass');
+    assert.ok(found.some((v) => v.kind === 'domain-cycle' && /cycle: alpha, beta, gamma\)/.test(v.detail)), 'a cycle through an index (gamma -> beta -> gamma) and a longer one are found');
+    assert.deepEqual(domainCycles(new Map([['a', new Set(['b'])], ['b', new Set(['c'])], ['c', new Set(['a'])], ['d', new Set(['a'])]])),
+      [{ members: ['a', 'b', 'c'], cycle: ['a', 'b', 'c', 'a'] }], 'a transitive cycle a -> b -> c -> a');
+
+    const good: SourceTree = new Map([
+      ['src/domains/alpha/index.ts', "export { a } from './service.ts';\nexport type { Row } from './store.ts';\n"],
+      ['src/domains/alpha/service.ts', "import { insertA } from './store.ts';\nexport const a = insertA;\n"],
+      ['src/domains/alpha/store.ts', "export interface Row { id: string }\nexport async function insertA(q) { await q.query(`INSERT INTO alpha_things (id) VALUES ($1)`, []); }\n"],
+      ['src/domains/beta/index.ts', "export { b } from './service.ts';\n"],
+      ['src/domains/beta/service.ts', "import { a } from '../alpha/index.ts';\nimport type { AppContext } from '../../platform/context.ts';\nexport const b = a;\n"],
+      ['src/app.ts', "import { b } from './domains/beta/index.ts';\n"],
+      ['test/beta.test.ts', "const { b } = await import('../src/domains/beta/index.ts');\n"],
+      ['src/platform/db/migrations/001-x.sql', 'CREATE TABLE alpha_things (id text);\n'],
+    ]);
+    assert.deepEqual(checkBoundaries(good, layers, { alpha_things: 'alpha' }), []);
+  });
+
+  it('the import parser sees multi-line, type-only, re-export and dynamic imports, and ignores comments and strings', () => {
+    const refs = importsOf([
+      "import {\n  a,\n  type B,\n} from './x.ts';",
+      "import type { C } from './y.ts';",
+      "export { type D } from './z.ts';",
+      "export * from './w.ts';",
+      "const m = await import('./v.ts');",
+      "// import { no } from './commented.ts';",
+      " * import { no } from './doc-example.ts';",
+      "const url = 'http://example.com/from';",
+    ].join('\n'));
+    assert.deepEqual(refs.map((r) => [r.specifier, r.reexport, r.typeOnly]), [
+      ['./x.ts', false, false], ['./y.ts', false, true], ['./z.ts', true, true], ['./w.ts', true, false], ['./v.ts', false, false],
+    ]);
+  });
+});

@@ -1,21 +1,18 @@
+import type { Static } from 'typebox';
 import { CardServiceError, parseJsonLossless, stringifyJsonLossless, encodeQuery, type Envelope, type QueryValue } from './client.ts';
+import type {
+  CreatedPartner as CreatedPartnerSchema, CreatePartnerBody, CredentialLink as CredentialLinkSchema, CredentialLinkBody, PartnerView,
+  UpdatePartnerBody,
+} from './contract/partners.ts';
 
-export interface CreatePartnerInput {
-  name: string;
-  pciCertified?: boolean;
-  webhookUrl?: string | null;
-  authUrl?: string | null;
-  externalPublicKey?: string | null;
-  ipWhitelist?: { api?: string[]; webhook?: string[]; auth?: string[]; retrieval?: string[] };
-  secureCardIvMode?: 'SHARED' | 'PER_FIELD';
-}
-
-export interface CreatedPartner {
-  partnerId: string;
-  apiKey: string | null;
-  secretKey: string | null;
-  [field: string]: unknown;
-}
+/** Request and answer types of the admin routes, from the schemas that validate them (sdk/contract/partners.ts). */
+export type CreatePartnerInput = Static<typeof CreatePartnerBody>;
+/** Sandbox answers with apiKey and secretKey; production with null credentials (retrieved through a link, 4.1). */
+export type CreatedPartner = Static<typeof CreatedPartnerSchema>;
+export type UpdatePartnerInput = Omit<Static<typeof UpdatePartnerBody>, 'partnerId'>;
+export type CredentialLinkInput = Static<typeof CredentialLinkBody>;
+export type CredentialLink = Static<typeof CredentialLinkSchema>;
+export type AdminPartnerView = Static<typeof PartnerView>;
 
 /** Operator client for the admin API (D13), authenticated with the bearer ADMIN_TOKEN. */
 export class AdminClient {
@@ -42,12 +39,12 @@ export class AdminClient {
     return this.call('POST', '/internal/admin/v1/partners', { body: input });
   }
 
-  updatePartner(partnerId: string, changes: Partial<CreatePartnerInput> & { status?: 'ACTIVE' | 'DISABLED' }) {
+  updatePartner(partnerId: string, changes: UpdatePartnerInput): Promise<AdminPartnerView> {
     return this.call('POST', '/internal/admin/v1/partners/update', { body: { partnerId, ...changes } });
   }
 
-  createCredentialLink(input: { partnerId: string; email: string; retrievalIp: string }) {
-    return this.call<{ linkId: string; expireTime: string; extractUrl: string }>('POST', '/internal/admin/v1/credential-links', { body: input });
+  createCredentialLink(input: CredentialLinkInput): Promise<CredentialLink> {
+    return this.call('POST', '/internal/admin/v1/credential-links', { body: input });
   }
 
   /** Issues a card network ingress key (D40); the secret is in this answer only. */

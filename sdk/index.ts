@@ -14,15 +14,18 @@ export * from './admin.ts';
 export type { PartnerSettings } from './resources/partner.ts';
 export type {
   Organization, CreateOrganizationParams, Restriction, RestrictionCode, RestrictionSource, SubjectStatus, FundingCurrency, Page,
-  UpdateRestrictionsParams,
+  UpdateRestrictionsParams, ListOrganizationsParams,
 } from './resources/organizations.ts';
-export type { Customer, CreateCustomerParams, Address, KycStatus, NameParams, CustomerRestrictions } from './resources/customers.ts';
+export type {
+  Customer, CreateCustomerParams, Address, KycStatus, NameParams, PhoneParams, ListCustomersParams, CustomerRestrictions,
+} from './resources/customers.ts';
+export type { DepositParams, Deposit, KycDecisionParams, KycDecisionResult } from './resources/sandbox.ts';
 export type {
   FundBalance, PoolBalance, StatementLine, StatementParams, BalanceSetting, BalanceAlertParams, BalanceAlertConfig, FundAmount,
 } from './resources/funding.ts';
 export type {
   Card, CardApplication, CardProfile, CardPage, ApplyCardParams, ListCardsParams, DepositAccount, TransferParams, Transfer,
-  CardStatus, CardApplyStatus, CardSubjectType, CardNetwork, BalanceMode, BalanceAmounts, CardAmount,
+  CardStatus, CardApplyStatus, CardSubjectType, CardNetwork, CardForm, BalanceMode, BalanceAmounts, CardAmount, ListProfilesParams,
 } from './resources/cards.ts';
 export type {
   CardTransaction, TransactionStatus, MessageType, Channel, ListTransactionsParams, ResolvedTransactionId, TransactionAmount,

@@ -1,4 +1,6 @@
 import { createDecipheriv } from 'node:crypto';
+import type { Static } from 'typebox';
+import type { SecureCardView } from './contract/cards.ts';
 
 /**
  * Decrypts the output of `cards.retrieveSecureCard()` (spec 2.6, 4.4; D8, D27).
@@ -15,15 +17,7 @@ import { createDecipheriv } from 'node:crypto';
  * @example
  * const card = decryptSecureCard(secretKey, await client.cards.retrieveSecureCard('cd...'));
  */
-export interface EncryptedSecureCard {
-  cardId: string;
-  encryptedPan: string;
-  encryptedCvv2: string;
-  encryptedExpireDate: string;
-  iv: string;
-  cvv2Iv?: string;
-  expireDateIv?: string;
-}
+export type EncryptedSecureCard = Static<typeof SecureCardView>;
 
 export interface DecryptedSecureCard {
   cardId: string;

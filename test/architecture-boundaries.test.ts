@@ -20,7 +20,8 @@ import path from 'node:path';
  *   foreign-table     a store reads or writes a table another domain owns
  *   unowned-table     a migration creates a table TABLE_OWNERS does not assign
  *   sdk-import        the SDK (sdk/) imports server code; the shared contract (sdk/contract/)
- *                     imports anything but typebox, lossless-json types and itself
+ *                     imports anything but typebox, lossless-json types and itself; the service
+ *                     imports SDK files other than the contract
  *
  * Type-only imports count like any other: a dependency of types is a dependency. The checker is a
  * pure function of the files' text, so a negative control can feed it a synthetic bad tree.
@@ -255,6 +256,9 @@ export function checkBoundaries(tree: SourceTree, layering: Map<string, number>,
         continue;
       }
       if (!target) continue;
+      if (file.startsWith('src/') && target.startsWith('sdk/') && !target.startsWith('sdk/contract/')) {
+        add('sdk-import', file, `imports ${target}: the service shares only sdk/contract/ with the SDK`);
+      }
       const toDomain = domainOf(target);
       if (fromDomain && TOP_LEVEL.has(target)) add('app-import', file, `imports ${target}`);
       if (isPlatform(file) && (toDomain || TOP_LEVEL.has(target))) add('platform-import', file, `imports ${target}`);
@@ -369,6 +373,8 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
       ['src/app.ts', "import { b } from './domains/beta/service.ts';\n"],
       ['test/beta.test.ts', "const { b } = await import('../src/domains/beta/service.ts');\n"],
       ['sdk/resources/alpha.ts', "import type { A } from '../../src/domains/alpha/index.ts';\n"],
+      ['sdk/contract/alpha.ts', "import { Type } from 'typebox';\nimport { decimal } from '../client.ts';\n"],
+      ['src/domains/alpha/routes.ts', "import { CardServiceClient } from '../../../sdk/index.ts';\n"],
       ['src/platform/db/migrations/001-x.sql', 'CREATE TABLE alpha_things (id text);\nCREATE TABLE beta_things (id text);\nCREATE TABLE stray (id text);\n'],
     ]);
     const owners = { alpha_things: 'alpha', beta_things: 'beta' };
@@ -381,6 +387,9 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
     for (const kind of expected) assert.ok(kinds.has(kind), `reports ${kind}:\n${report(found)}`);
     assert.ok(found.some((v) => v.kind === 'bypass' && v.file === 'test/beta.test.ts'), 'a test reaching into a domain is a bypass too');
     assert.ok(found.some((v) => v.kind === 'bypass' && v.file === 'src/app.ts'), 'the top level reaching into a domain is a bypass');
+    for (const file of ['sdk/resources/alpha.ts', 'sdk/contract/alpha.ts', 'src/domains/alpha/routes.ts']) {
+      assert.ok(found.some((v) => v.kind === 'sdk-import' && v.file === file), `the SDK stays apart: ${file}`);
+    }
     assert.ok(found.some((v) => v.kind === 'domain-cycle' && /cycle: alpha, beta, gamma\)/.test(v.detail)), 'a cycle through an index (gamma -> beta -> gamma) and a longer one are found');
     assert.deepEqual(domainCycles(new Map([['a', new Set(['b'])], ['b', new Set(['c'])], ['c', new Set(['a'])], ['d', new Set(['a'])]])),
       [{ members: ['a', 'b', 'c'], cycle: ['a', 'b', 'c', 'a'] }], 'a transitive cycle a -> b -> c -> a');
@@ -392,6 +401,9 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
       ['src/domains/beta/index.ts', "export { b } from './service.ts';\n"],
       ['src/domains/beta/service.ts', "import { a } from '../alpha/index.ts';\nimport type { AppContext } from '../../platform/context.ts';\nexport const b = a;\n"],
       ['src/app.ts', "import { b } from './domains/beta/index.ts';\n"],
+      ['sdk/contract/alpha.ts', "import { Type } from 'typebox';\nimport type { LosslessNumber } from 'lossless-json';\nimport { Money } from './wire.ts';\n"],
+      ['sdk/resources/alpha.ts', "import type { Static } from 'typebox';\nimport type { Alpha } from '../contract/alpha.ts';\n"],
+      ['src/domains/alpha/routes.ts', "import { Alpha } from '../../../sdk/contract/alpha.ts';\n"],
       ['test/beta.test.ts', "const { b } = await import('../src/domains/beta/index.ts');\n"],
       ['src/platform/db/migrations/001-x.sql', 'CREATE TABLE alpha_things (id text);\n'],
     ]);

@@ -1,17 +1,26 @@
-import type { LosslessNumber } from 'lossless-json';
+import type { Static } from 'typebox';
 import type { SignedHttpClient } from '../client.ts';
+import type {
+  ApplyCardBody, ApplyView, BalanceAmounts as BalanceAmountsSchema, BalanceMode as BalanceModeSchema, CardNetwork as CardNetworkSchema,
+  CardPage as CardPageSchema, CardStatus as CardStatusSchema, CardSubjectType as CardSubjectTypeSchema, CardView, DepositAccountView,
+  ListCardsQuery, ListProfilesQuery, ProfilePage, ProfileView, TransferBody, TransferView,
+} from '../contract/cards.ts';
+import type { WireAmount } from '../contract/wire.ts';
 import type { EncryptedSecureCard } from '../secure-card.ts';
 
+// Request and answer types come from the schemas that validate the routes (sdk/contract/cards.ts).
+
 /** An exact amount: build one with `decimal('100.50')`; responses carry LosslessNumber (or number). */
-export type CardAmount = LosslessNumber | number;
+export type CardAmount = WireAmount;
 
-export type CardNetwork = 'VISA' | 'MASTERCARD';
-export type CardForm = 'VIRTUAL' | 'PHYSICAL';
-export type BalanceMode = 'SHARED' | 'DEDICATED';
-export type CardSubjectType = 'ORGANIZATION' | 'CUSTOMER';
-export type CardStatus = 'ACTIVE' | 'BLOCKED' | 'CANCELLED';
-export type CardApplyStatus = 'PENDING' | 'PROCESSING' | 'SUCCESS' | 'REJECTED';
+export type CardNetwork = Static<typeof CardNetworkSchema>;
+export type CardForm = Card['cardForm'];
+export type BalanceMode = Static<typeof BalanceModeSchema>;
+export type CardSubjectType = Static<typeof CardSubjectTypeSchema>;
+export type CardStatus = Static<typeof CardStatusSchema>;
+export type CardApplyStatus = CardApplication['status'];
 
+/** The D9 paging envelope. */
 export interface CardPage<T> {
   page: number;
   pageSize: number;
@@ -19,117 +28,30 @@ export interface CardPage<T> {
   result: T[];
 }
 
-export interface CardProfile {
-  cardProfileId: string;
-  profileName: string;
-  cardNetwork: CardNetwork;
-  cardForm: CardForm;
-  balanceMode: BalanceMode;
-  settlementCurrencies: string[];
-  fees: { issuanceFee: CardAmount; monthlyFee: CardAmount };
-  status: 'ACTIVE' | 'INACTIVE';
-}
+export type CardProfile = Static<typeof ProfileView>;
 
-export interface ApplyCardParams {
-  organizationId: string;
-  /** Your reference, unique per partner; it is the cardOrderRef of `cardOrder()`. */
-  cardApplyRef: string;
-  cardProfileId: string;
-  subjectType: CardSubjectType;
-  /** The organizationId for a company card, the customerId for an employee card. */
-  subjectId: string;
-  /** Required for a company card: a current employee with approved KYC. */
-  custodianCustomerId?: string;
-  cardholderName?: string;
-  ruleIds?: string[];
-}
+/**
+ * `cardApplyRef` is your reference, unique per partner (the cardOrderRef of `cardOrder()`);
+ * `subjectId` the organizationId (company card) or customerId (employee card);
+ * `custodianCustomerId` is required for a company card: a current employee with approved KYC.
+ */
+export type ApplyCardParams = Static<typeof ApplyCardBody>;
 
-export interface CardApplication {
-  cardApplyId: string;
-  cardApplyRef: string;
-  organizationId: string;
-  status: CardApplyStatus;
-  cardId: string | null;
-  rejectReason: string | null;
-  createTime: string;
-  modifyTime: string;
-  cardProfileId: string;
-  subjectType: CardSubjectType;
-  subjectId: string;
-  custodianCustomerId: string;
-  ruleIds: string[];
-}
+export type CardApplication = Static<typeof ApplyView>;
 
-export interface Card {
-  cardId: string;
-  panFirst6: string;
-  panLast4: string;
-  organizationId: string;
-  subjectType: CardSubjectType;
-  subjectId: string;
-  cardProfileId: string;
-  cardNetwork: CardNetwork;
-  currency: string;
-  status: CardStatus;
-  cardForm: CardForm;
-  balanceMode: BalanceMode;
-  settlementCurrencies: string[];
-  custodianCustomerId: string;
-  cardholderName: string | null;
-  cardApplyId: string;
-  createTime: string;
-  modifyTime: string;
-}
+export type Card = Static<typeof CardView>;
 
-export interface ListCardsParams {
-  organizationId: string;
-  subjectType?: CardSubjectType;
-  subjectId?: string;
-  status?: CardStatus;
-  page?: number;
-  pageSize?: number;
-}
+export type ListCardsParams = Static<typeof ListCardsQuery>;
+export type ListProfilesParams = Static<typeof ListProfilesQuery>;
 
-export interface DepositAccount {
-  currency: string;
-  accountNumber: string;
-  accountName: string;
-  bankName: string;
-  bankCode: string;
-  status: string;
-  subjectType: 'CARD' | 'ORGANIZATION';
-  subjectId: string;
-  createTime: string;
-}
+export type DepositAccount = Static<typeof DepositAccountView>;
 
-export interface BalanceAmounts {
-  available: CardAmount;
-  pending: CardAmount;
-  total: CardAmount;
-}
+export type BalanceAmounts = Static<typeof BalanceAmountsSchema>;
 
-export interface TransferParams {
-  organizationId: string;
-  cardId: string;
-  direction: 'POOL_TO_CARD' | 'CARD_TO_POOL';
-  currency: string;
-  amount: CardAmount;
-  /** Idempotency key, unique per partner: a repeat is EXTERNAL_TRAN_ID_DUPLICATE and moves nothing. */
-  externalTranId: string;
-}
+/** `externalTranId` is the idempotency key, unique per partner: a repeat is EXTERNAL_TRAN_ID_DUPLICATE and moves nothing. */
+export type TransferParams = Static<typeof TransferBody>;
 
-export interface Transfer {
-  transferId: string;
-  externalTranId: string;
-  organizationId: string;
-  cardId: string;
-  direction: 'POOL_TO_CARD' | 'CARD_TO_POOL';
-  currency: string;
-  amount: CardAmount;
-  createTime: string;
-  poolBalance: BalanceAmounts;
-  cardBalance: BalanceAmounts;
-}
+export type Transfer = Static<typeof TransferView>;
 
 /** Corporate cards (spec 4.4, D22-D29). Method -> route mapping in docs/cards.md. */
 export class CardsResource {
@@ -139,7 +61,7 @@ export class CardsResource {
    * Card profiles offered to you (D22).
    * @example const { result } = await client.cards.listProfiles({ balanceMode: 'DEDICATED' });
    */
-  listProfiles(params: { cardNetwork?: CardNetwork; balanceMode?: BalanceMode; status?: 'ACTIVE' | 'INACTIVE'; page?: number; pageSize?: number } = {}): Promise<CardPage<CardProfile>> {
+  listProfiles(params: ListProfilesParams = {}): Promise<Static<typeof ProfilePage>> {
     return this.http.call('GET', '/open-api-corp/card/v1/list-profiles', { query: { ...params } });
   }
 
@@ -168,7 +90,7 @@ export class CardsResource {
   }
 
   /** @example const page = await client.cards.list({ organizationId, status: 'ACTIVE' }); */
-  list(params: ListCardsParams): Promise<CardPage<Card>> {
+  list(params: ListCardsParams): Promise<Static<typeof CardPageSchema>> {
     return this.http.call('GET', '/open-api-corp/card/v1/list', { query: { ...params } });
   }
 

@@ -1,62 +1,27 @@
+import type { Static } from 'typebox';
 import type { SignedHttpClient } from '../client.ts';
-import type { Page, Restriction, RestrictionCode, SubjectStatus, UpdateRestrictionsParams } from './organizations.ts';
+import type {
+  AddressBody, CreateCustomerBody, CustomerPage, CustomerRestrictions as CustomerRestrictionsSchema, CustomerView, ListCustomersQuery,
+  UpdateNameBody, UpdatePhoneBody,
+} from '../contract/customers.ts';
+import type { UpdateRestrictionsParams } from './organizations.ts';
 
-export type KycStatus = 'PENDING' | 'APPROVED' | 'REJECTED';
+// Request and answer types come from the schemas that validate the routes (sdk/contract/customers.ts).
+export type KycStatus = Customer['kycStatus'];
 
-/** Address element (2.7). */
-export interface Address {
-  addressType: 'SHIPPING_ADDRESS';
-  postalCode?: string | null;
-  addressLine1: string;
-  addressLine2?: string | null;
-  addressLine3?: string | null;
-  city: string;
-  state: string;
-  addressCountryCode: string;
-}
+/** Address element (2.7) as sent; answers carry every field (null when absent). */
+export type Address = Static<typeof AddressBody>;
 
 /** Employee (2.7) with kycStatus (D16) and restrictions (D19). */
-export interface Customer {
-  customerId: string;
-  customerRef: string;
-  organizationId: string;
-  firstName: string;
-  middleName: string | null;
-  lastName: string;
-  phoneCountryCode: string | null;
-  phoneNumber: string | null;
-  email: string | null;
-  status: SubjectStatus;
-  kycStatus: KycStatus;
-  restrictions: Restriction[];
-  addresses: Required<Address>[];
-  createTime: string;
-  modifyTime: string;
-}
+export type Customer = Static<typeof CustomerView>;
 
-export interface CreateCustomerParams {
-  organizationId: string;
-  customerRef: string;
-  firstName: string;
-  middleName?: string | null;
-  lastName: string;
-  phoneCountryCode?: string;
-  phoneNumber?: string;
-  email?: string;
-  addresses?: Address[];
-}
+export type CreateCustomerParams = Static<typeof CreateCustomerBody>;
 
-export interface NameParams {
-  firstName: string;
-  middleName?: string | null;
-  lastName: string;
-}
+export type NameParams = Omit<Static<typeof UpdateNameBody>, 'customerId'>;
+export type PhoneParams = Omit<Static<typeof UpdatePhoneBody>, 'customerId'>;
+export type ListCustomersParams = Static<typeof ListCustomersQuery>;
 
-export interface CustomerRestrictions {
-  restrictions: Restriction[];
-  /** Codes a removal could not lift: held by RISK, REGULATORY or JUDICIAL (D19). */
-  retainedRestrictions: RestrictionCode[];
-}
+export type CustomerRestrictions = Static<typeof CustomerRestrictionsSchema>;
 
 /** Employees: `/open-api-corp/customer/v1/*`. */
 export class CustomersResource {
@@ -76,7 +41,7 @@ export class CustomersResource {
   }
 
   /** @example const page = await client.customers.list({ organizationId }); */
-  list(params: { organizationId: string; customerRef?: string; page?: number; pageSize?: number }): Promise<Page<Customer>> {
+  list(params: ListCustomersParams): Promise<Static<typeof CustomerPage>> {
     return this.http.call('GET', '/open-api-corp/customer/v1/list', { query: { ...params } });
   }
 
@@ -89,7 +54,7 @@ export class CustomersResource {
   }
 
   /** @example await client.customers.updatePhone(customerId, { phoneCountryCode: 'HK', phoneNumber: '91234567' }); */
-  updatePhone(customerId: string, params: { phoneCountryCode: string; phoneNumber: string }): Promise<null> {
+  updatePhone(customerId: string, params: PhoneParams): Promise<null> {
     return this.http.call('POST', '/open-api-corp/customer/v1/update-phone', { body: { customerId, ...params } });
   }
 

@@ -1,49 +1,20 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Static } from 'typebox';
 import { parseJsonLossless, type SignedHttpClient } from '../client.ts';
+import type { AttemptItem, EgressIps, EventDetail, EventItem, EventPage, ListEventsQuery, ResendAnswer } from '../contract/events.ts';
 
-export type EventStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
+// Request and answer types come from the schemas that validate the routes (sdk/contract/events.ts).
+export type { EventStatus } from '../contract/events.ts';
 
-/** One entry of the event log (`GET /open-api/webhook/v1/events`). */
-export interface EventRecord {
-  eventId: string;
-  eventType: string;
-  businessId: string;
-  sequence: number;
-  createTime: string;
-  status: EventStatus;
-  attempts: number;
-  lastAttemptTime: string | null;
-  lastHttpStatus: number | null;
-  lastError: string | null;
-  nextAttemptTime: string | null;
-  deliveredTime: string | null;
-  failedTime: string | null;
-  /** Parsed losslessly: amounts are LosslessNumber with their exact digits. */
-  data: unknown;
-}
+/** One entry of the event log (`GET /open-api/webhook/v1/events`); `data` is parsed losslessly (amounts keep their digits). */
+export type EventRecord = Static<typeof EventItem>;
 
-export interface DeliveryAttempt {
-  attemptNo: number;
-  attemptTime: string;
-  finishTime: string | null;
-  outcome: 'IN_FLIGHT' | 'SUCCESS' | 'HTTP_ERROR' | 'TIMEOUT' | 'NETWORK_ERROR' | 'BLOCKED' | 'NOT_CONFIGURED' | 'LEASE_EXPIRED';
-  httpStatus: number | null;
-  latencyMs: number | null;
-  error: string | null;
-}
+export type DeliveryAttempt = Static<typeof AttemptItem>;
 
-export interface ListEventsParams {
-  eventType?: string;
-  status?: EventStatus;
-  businessId?: string;
-  /** ISO-8601, inclusive, on createTime. */
-  startTime?: string;
-  /** ISO-8601, exclusive, on createTime. */
-  endTime?: string;
-  page?: number;
-  pageSize?: number;
-}
+/** Filters of the event log: startTime inclusive, endTime exclusive, on createTime (ISO-8601). */
+export type ListEventsParams = Static<typeof ListEventsQuery>;
 
+/** The D9 paging envelope. */
 export interface Page<T> {
   page: number;
   pageSize: number;
@@ -59,7 +30,7 @@ export class EventsResource {
    * Your events, newest first, with their delivery state.
    * @example const page = await client.events.listEvents({ status: 'FAILED', pageSize: 50 });
    */
-  listEvents(params: ListEventsParams = {}): Promise<Page<EventRecord>> {
+  listEvents(params: ListEventsParams = {}): Promise<Static<typeof EventPage>> {
     return this.http.call('GET', '/open-api/webhook/v1/events', { query: { ...params } });
   }
 
@@ -67,7 +38,7 @@ export class EventsResource {
    * One event with its delivery attempts, latest first.
    * @example const { attemptLog } = await client.events.eventDetail('ev...');
    */
-  eventDetail(eventId: string): Promise<EventRecord & { attemptLog: DeliveryAttempt[] }> {
+  eventDetail(eventId: string): Promise<Static<typeof EventDetail>> {
     return this.http.call('GET', '/open-api/webhook/v1/event-detail', { query: { eventId } });
   }
 
@@ -75,7 +46,7 @@ export class EventsResource {
    * Asks for the event to be delivered again (same eventId and body), now.
    * @example await client.events.resend('ev...');
    */
-  resend(eventId: string): Promise<{ eventId: string; status: 'PENDING'; nextAttemptTime: string }> {
+  resend(eventId: string): Promise<Static<typeof ResendAnswer>> {
     return this.http.call('POST', '/open-api/webhook/v1/resend', { body: { eventId } });
   }
 
@@ -83,20 +54,13 @@ export class EventsResource {
    * The addresses webhooks come from: put them on your webhook whitelist (5.5).
    * @example const { egressIps } = await client.events.egressIps();
    */
-  egressIps(): Promise<{ environment: string; egressIps: string[] }> {
+  egressIps(): Promise<Static<typeof EgressIps>> {
     return this.http.call('GET', '/open-api/webhook/v1/egress-ips');
   }
 }
 
-/** The body of a webhook (D38). */
-export interface WebhookEvent {
-  eventId: string;
-  eventType: string;
-  businessId: string;
-  sequence: number;
-  createTime: string;
-  data: unknown;
-}
+/** The body of a webhook (D38): the event log entry's identity and data. */
+export type WebhookEvent = Pick<EventRecord, 'eventId' | 'eventType' | 'businessId' | 'sequence' | 'createTime' | 'data'>;
 
 export class WebhookVerificationError extends Error {
   constructor(message: string) {

@@ -1,69 +1,24 @@
-import type { LosslessNumber } from 'lossless-json';
+import type { Static } from 'typebox';
 import type { SignedHttpClient } from '../client.ts';
-import type { FundingCurrency, Page } from './organizations.ts';
+import type {
+  BalanceAlertConfig as BalanceAlertConfigSchema, BalanceAlertSetBody, BalanceSetting as BalanceSettingSchema, FundBalance as FundBalanceSchema,
+  PoolBalance as PoolBalanceSchema, StatementLine as StatementLineSchema, StatementPage, StatementQuery,
+} from '../contract/funding.ts';
+import type { WireAmount } from '../contract/wire.ts';
+
+// Request and answer types come from the schemas that validate the routes (sdk/contract/funding.ts).
 
 /** Amounts are exact JSON numbers: LosslessNumber unless a safe integer (use decimalText()). */
-export type FundAmount = LosslessNumber | number;
+export type FundAmount = WireAmount;
 
-export interface PoolBalance {
-  currency: string;
-  available: FundAmount;
-  pending: FundAmount;
-  total: FundAmount;
-}
-
-export interface FundBalance {
-  organizationId: string;
-  pools: PoolBalance[];
-  cards: (PoolBalance & { cardId: string })[];
-}
-
-export interface StatementLine {
-  statementId: string;
-  postingId: string;
-  currency: string;
-  type: string;
-  amount: FundAmount;
-  availableChange: FundAmount;
-  pendingChange: FundAmount;
-  availableAfter: FundAmount;
-  pendingAfter: FundAmount;
-  totalAfter: FundAmount;
-  reference: string | null;
-  description: string | null;
-  createTime: string;
-}
-
-export interface StatementParams {
-  organizationId: string;
-  /** A dedicated card of the company: the movements of its own balance instead of the pools'. */
-  cardId?: string;
-  currency?: FundingCurrency;
-  startTime?: string;
-  endTime?: string;
-  page?: number;
-  pageSize?: number;
-}
-
-export interface BalanceSetting {
-  currency: FundingCurrency;
-  /** Canonical name (D41). */
-  threshold?: FundAmount;
-  /** Alias accepted by the service (D41). */
-  thresholdAmount?: FundAmount;
-}
-
-export interface BalanceAlertParams {
-  organizationId: string;
-  balanceSettings: BalanceSetting[];
-  emailSettings?: string[];
-}
-
-export interface BalanceAlertConfig {
-  organizationId: string;
-  balanceSettings: { currency: FundingCurrency; threshold: FundAmount }[];
-  emailSettings: string[];
-}
+export type PoolBalance = Static<typeof PoolBalanceSchema>;
+export type FundBalance = Static<typeof FundBalanceSchema>;
+export type StatementLine = Static<typeof StatementLineSchema>;
+export type StatementParams = Static<typeof StatementQuery>;
+/** `threshold` is the canonical name; `thresholdAmount` an alias the service accepts (D41). */
+export type BalanceSetting = Static<typeof BalanceSettingSchema>;
+export type BalanceAlertParams = Static<typeof BalanceAlertSetBody>;
+export type BalanceAlertConfig = Static<typeof BalanceAlertConfigSchema>;
 
 /** Company funds: `/open-api-corp/fund/v1/*` (pools, statement, low-balance alerts). */
 export class FundingResource {
@@ -75,7 +30,7 @@ export class FundingResource {
   }
 
   /** @example const page = await client.funding.statement({ organizationId, currency: 'USD' }); */
-  statement(params: StatementParams): Promise<Page<StatementLine>> {
+  statement(params: StatementParams): Promise<Static<typeof StatementPage>> {
     return this.http.call('GET', '/open-api-corp/fund/v1/statement', { query: { ...params } });
   }
 

@@ -1,38 +1,20 @@
+import type { Static } from 'typebox';
 import type { SignedHttpClient } from '../client.ts';
+import type {
+  CreateOrganizationBody, ListOrganizationsQuery, OrganizationPage, OrganizationView, RestrictionView, UpdateOrganizationRestrictionsBody,
+} from '../contract/organizations.ts';
 
-export type RestrictionCode = 'ACCOUNT_FROZEN' | 'CASH_IN_FROZEN' | 'CASH_OUT_FROZEN' | 'PAYMENT_FROZEN' | 'CARD_FROZEN';
-export type RestrictionSource = 'PARTNER' | 'RISK' | 'REGULATORY' | 'JUDICIAL';
-/** Merged status (D18). */
-export type SubjectStatus = 'ACTIVE' | 'TERMINATED' | 'SUSPENDED' | 'FROZEN' | 'RESTRICTED';
-export type FundingCurrency = 'USD' | 'HKD';
+// Request and answer types come from the schemas that validate the routes (sdk/contract/organizations.ts).
+export type { FundingCurrency, MergedStatus as SubjectStatus, RestrictionCode, RestrictionSource } from '../contract/organizations.ts';
 
-export interface Restriction {
-  code: RestrictionCode;
-  source: RestrictionSource;
-}
+export type Restriction = Static<typeof RestrictionView>;
 
-/** Organization (2.8) with its restrictions (D19). */
-export interface Organization {
-  organizationId: string;
-  organizationRef: string;
-  organizationName: string;
-  companyRegistrationNumber: string;
-  countryCode: string;
-  fundingCurrencies: FundingCurrency[];
-  status: SubjectStatus;
-  restrictions: Restriction[];
-  createTime: string;
-  modifyTime: string;
-}
+/** Organization (2.8) with its merged status (D18) and restrictions (D19). */
+export type Organization = Static<typeof OrganizationView>;
 
-export interface CreateOrganizationParams {
-  organizationRef: string;
-  organizationName: string;
-  companyRegistrationNumber: string;
-  countryCode: string;
-  fundingCurrencies: FundingCurrency[];
-}
+export type CreateOrganizationParams = Static<typeof CreateOrganizationBody>;
 
+/** The D9 paging envelope of every list. */
 export interface Page<T> {
   page: number;
   pageSize: number;
@@ -40,11 +22,8 @@ export interface Page<T> {
   result: T[];
 }
 
-export interface UpdateRestrictionsParams {
-  addRestrictions?: RestrictionCode[];
-  removeRestrictions?: RestrictionCode[];
-  remark?: string | null;
-}
+export type UpdateRestrictionsParams = Omit<Static<typeof UpdateOrganizationRestrictionsBody>, 'organizationId'>;
+export type ListOrganizationsParams = Static<typeof ListOrganizationsQuery>;
 
 /** Companies: `/open-api-corp/organization/v1/*`. */
 export class OrganizationsResource {
@@ -65,7 +44,7 @@ export class OrganizationsResource {
   }
 
   /** @example const page = await client.organizations.list({ page: 1, pageSize: 20 }); */
-  list(params: { page?: number; pageSize?: number; organizationRef?: string } = {}): Promise<Page<Organization>> {
+  list(params: ListOrganizationsParams = {}): Promise<Static<typeof OrganizationPage>> {
     return this.http.call('GET', '/open-api-corp/organization/v1/list', { query: { ...params } });
   }
 

@@ -1,19 +1,9 @@
+import type { Static } from 'typebox';
 import type { SignedHttpClient } from '../client.ts';
+import type { PartnerView } from '../contract/partners.ts';
 
-export interface PartnerSettings {
-  partnerId: string;
-  name: string;
-  apiKey: string | null;
-  pciCertified: boolean;
-  webhookUrl: string | null;
-  authUrl: string | null;
-  externalPublicKey: string | null;
-  ipWhitelist: { api: string[]; webhook: string[]; auth: string[]; retrieval: string[] };
-  secureCardIvMode: 'SHARED' | 'PER_FIELD';
-  status: 'ACTIVE' | 'DISABLED';
-  createTime: string;
-  modifyTime: string;
-}
+/** The partner's settings (the service's PartnerView schema, sdk/contract/partners.ts). */
+export type PartnerSettings = Static<typeof PartnerView>;
 
 export class PartnerResource {
   constructor(private readonly http: SignedHttpClient) {}

@@ -1,76 +1,20 @@
-import type { LosslessNumber } from 'lossless-json';
+import type { Static } from 'typebox';
 import type { SignedHttpClient } from '../client.ts';
+import type {
+  Channel as ChannelSchema, ListTransactionsQuery, ResolvedOut, TransactionOut, TransactionStatus as TransactionStatusSchema,
+} from '../contract/authorization.ts';
+import type { WireAmount } from '../contract/wire.ts';
 import type { Page } from './organizations.ts';
 
-/** Amounts are exact JSON numbers: LosslessNumber unless a safe integer (use decimalText()). */
-export type TransactionAmount = LosslessNumber | number;
-
-export type TransactionStatus = 'PENDING' | 'CLEARED' | 'REVERSED' | 'EXPIRED' | 'DECLINED' | 'POSTED';
-export type MessageType = 'AUTHORIZATION' | 'CLEARING' | 'REVERSAL' | 'REFUND';
-export type Channel = 'ECOM' | 'POS' | 'ATM';
-
+// Request and answer types come from the schemas that validate the routes (sdk/contract/authorization.ts).
+export type TransactionAmount = WireAmount;
 /** A card transaction record (2.9): the answer of every engine call and the CARD_TRANSACTION event data. */
-export interface CardTransaction {
-  transId: string;
-  cardId: string;
-  organizationId: string;
-  subjectType: string;
-  subjectId: string;
-  messageType: MessageType;
-  authType: 'EXPEND' | 'REFUND' | 'REVERSAL';
-  debitCreditIndicator: 'D' | 'C';
-  approved: boolean;
-  status: TransactionStatus;
-  declineReason: string | null;
-  declineDetail: string | null;
-  amount: TransactionAmount;
-  currency: string;
-  billingAmount: TransactionAmount;
-  billingCurrency: string;
-  holdAmount: TransactionAmount;
-  merchantName: string | null;
-  mcc: string | null;
-  merchantCountry: string | null;
-  channel: Channel | null;
-  outstandingTransactionId: string | null;
-  postedTransactionId: string | null;
-  originalTransId: string | null;
-  networkTransactionId: string;
-  source: 'NETWORK' | 'SANDBOX';
-  /** The auth_url forwarding of this authorization (D37), null when not forwarded. */
-  partnerDecision: {
-    outcome: 'APPROVED' | 'DECLINED' | 'STAND_IN_APPROVED' | 'STAND_IN_DECLINED';
-    standInReason: string | null;
-    partnerDeclineReason: string | null;
-    latencyMs: number;
-    httpStatus: number | null;
-  } | null;
-  transactionTime: string;
-  createTime: string;
-  modifyTime: string;
-}
-
-export interface ListTransactionsParams {
-  organizationId?: string;
-  cardId?: string;
-  customerId?: string;
-  status?: TransactionStatus;
-  messageType?: MessageType;
-  startTime?: string;
-  endTime?: string;
-  page?: number;
-  pageSize?: number;
-}
-
-export interface ResolvedTransactionId {
-  id: string;
-  found: boolean;
-  idType: 'OUTSTANDING' | 'POSTED' | null;
-  posted: boolean;
-  postingStatus: TransactionStatus | null;
-  transId: string | null;
-  relatedTransactionId: string | null;
-}
+export type CardTransaction = Static<typeof TransactionOut>;
+export type TransactionStatus = Static<typeof TransactionStatusSchema>;
+export type MessageType = CardTransaction['messageType'];
+export type Channel = Static<typeof ChannelSchema>;
+export type ListTransactionsParams = Static<typeof ListTransactionsQuery>;
+export type ResolvedTransactionId = Static<typeof ResolvedOut>[number];
 
 export class TransactionsResource {
   constructor(private readonly http: SignedHttpClient) {}

@@ -1,122 +1,45 @@
-import type { LosslessNumber } from 'lossless-json';
+import type { Static } from 'typebox';
 import type { SignedHttpClient } from '../client.ts';
+import type {
+  AmountLimitIn, AmountLimitOut, AmountQuota as AmountQuotaSchema, BindingChangeOut, BindingOut, BindingPageOut, BindRuleBody,
+  CashAdvanceGroupIn, ChangeRuleStatusBody, ControlGroups, CountLimitsIn, CountLimitsOut, CountQuota as CountQuotaSchema, CreateRuleBody,
+  CurrencyQuotaOut, FilterOut, LimitGroupIn, ListBindingsQuery, ListRulesQuery, QueryQuotaQuery, QuotaGroupOut, QuotaOut, RuleKeyQuery,
+  RuleOut, RulePageOut, RuleSummaryOut, StatusChangeOut, SubjectQuery, SubjectRuleOut, SubjectRulePageOut, UpdateRuleBody,
+  BINDABLE_SUBJECT_TYPES, CORPORATE_CURRENCIES, FILTER_TYPES, RULE_STATUSES,
+} from '../contract/velocity.ts';
+import type { WireAmount } from '../contract/wire.ts';
+
+// Request and answer types come from the schemas that validate the routes (sdk/contract/velocity.ts).
 
 /** An exact amount: build one with `decimal('100.50')`; responses carry LosslessNumber (or number). */
-export type VelocityAmount = LosslessNumber | number;
+export type VelocityAmount = WireAmount;
 
-export type VelocityCurrency = 'USD' | 'HKD';
-export type VelocityRuleStatus = 'ACTIVE' | 'INACTIVE';
-export type VelocitySubjectType = 'CARD' | 'CUSTOMER';
-export type VelocityFilterType = 'WHITELIST' | 'BLACKLIST';
+export type VelocityCurrency = (typeof CORPORATE_CURRENCIES)[number];
+export type VelocityRuleStatus = (typeof RULE_STATUSES)[number];
+export type VelocitySubjectType = (typeof BINDABLE_SUBJECT_TYPES)[number];
+export type VelocityFilterType = (typeof FILTER_TYPES)[number];
 
-export interface AmountLimitInput {
-  currency: VelocityCurrency;
-  perTransaction?: VelocityAmount | null;
-  daily?: VelocityAmount | null;
-  monthly?: VelocityAmount | null;
-  quarterly?: VelocityAmount | null;
-  yearly?: VelocityAmount | null;
-}
+export type AmountLimitInput = Static<typeof AmountLimitIn>;
+export type CountLimitsInput = Static<typeof CountLimitsIn>;
+export type LimitControlInput = Static<typeof LimitGroupIn>;
+/** `allowed: false` turns cash advance off; default true. */
+export type CashAdvanceControlInput = Static<typeof CashAdvanceGroupIn>;
+export type FilterControlInput = NonNullable<ControlGroupsInput['mccControl']>;
+export type ControlGroupsInput = Static<typeof ControlGroups>;
 
-export interface CountLimitsInput {
-  daily?: number | null;
-  monthly?: number | null;
-  quarterly?: number | null;
-  yearly?: number | null;
-}
+export type CreateRuleParams = Static<typeof CreateRuleBody>;
+export type UpdateRuleParams = Static<typeof UpdateRuleBody>;
 
-export interface LimitControlInput {
-  amountLimits?: AmountLimitInput[] | null;
-  countLimits?: CountLimitsInput | null;
-}
+export type AmountLimit = Static<typeof AmountLimitOut>;
+export type CountLimits = NonNullable<Static<typeof CountLimitsOut>>;
+export type LimitControl = NonNullable<VelocityRule['purchaseControl']>;
+export type FilterControl = NonNullable<Static<typeof FilterOut>>;
 
-export interface CashAdvanceControlInput extends LimitControlInput {
-  /** false turns cash advance off; default true. */
-  allowed?: boolean | null;
-}
+/** The velocity rule of 2.10; unconfigured groups are null; bindingCount is emitted as a string. */
+export type VelocityRule = Static<typeof RuleOut>;
+export type VelocityRuleSummary = Static<typeof RuleSummaryOut>;
 
-export interface FilterControlInput {
-  filterType: VelocityFilterType;
-  values: string[];
-}
-
-export interface ControlGroupsInput {
-  purchaseControl?: LimitControlInput | null;
-  cashAdvanceControl?: CashAdvanceControlInput | null;
-  currencyControl?: FilterControlInput | null;
-  mccControl?: FilterControlInput | null;
-  geographicControl?: FilterControlInput | null;
-}
-
-export interface CreateRuleParams extends ControlGroupsInput {
-  organizationId: string;
-  ruleRef: string;
-  ruleName: string;
-  remark?: string | null;
-}
-
-export interface UpdateRuleParams extends ControlGroupsInput {
-  organizationId: string;
-  ruleId: string;
-  ruleVersion: number;
-  ruleName: string;
-  remark?: string | null;
-}
-
-export interface AmountLimit {
-  currency: VelocityCurrency;
-  perTransaction: VelocityAmount | null;
-  daily: VelocityAmount | null;
-  monthly: VelocityAmount | null;
-  quarterly: VelocityAmount | null;
-  yearly: VelocityAmount | null;
-}
-
-export interface CountLimits {
-  daily: number | null;
-  monthly: number | null;
-  quarterly: number | null;
-  yearly: number | null;
-}
-
-export interface LimitControl {
-  amountLimits: AmountLimit[];
-  countLimits: CountLimits | null;
-}
-
-export interface FilterControl {
-  filterType: VelocityFilterType;
-  values: string[];
-}
-
-/** The velocity rule of 2.10; unconfigured groups are null. */
-export interface VelocityRule {
-  ruleId: string;
-  ruleRef: string;
-  organizationId: string;
-  ruleName: string;
-  remark: string | null;
-  status: VelocityRuleStatus;
-  ruleVersion: number;
-  /** Emitted as a string (2.10). */
-  bindingCount: string;
-  createTime: string;
-  modifyTime: string;
-  purchaseControl: LimitControl | null;
-  cashAdvanceControl: (LimitControl & { allowed: boolean }) | null;
-  currencyControl: FilterControl | null;
-  mccControl: FilterControl | null;
-  geographicControl: FilterControl | null;
-}
-
-export interface VelocityRuleSummary {
-  ruleId: string;
-  ruleName: string;
-  status: VelocityRuleStatus;
-  bindingCount: string;
-  modifyTime: string;
-}
-
+/** The D9 paging envelope. */
 export interface VelocityPage<T> {
   page: number;
   pageSize: number;
@@ -124,91 +47,19 @@ export interface VelocityPage<T> {
   result: T[];
 }
 
-export interface RuleStatusChange {
-  ruleId: string;
-  ruleName: string;
-  status: VelocityRuleStatus;
-  ruleVersion: number;
-  bindingCount: string;
-  modifyTime: string;
-}
-
-export interface BindParams {
-  organizationId: string;
-  ruleId: string;
-  subjectType: VelocitySubjectType;
-  subjectIds: string[];
-}
-
-export interface BindingChange {
-  ruleId: string;
-  subjectType: VelocitySubjectType;
-  subjectIds: string[];
-  /** Bindings actually created (bind) or removed (unbind). */
-  changed: number;
-  bindingCount: string;
-}
-
-export interface RuleBinding {
-  subjectType: VelocitySubjectType;
-  subjectId: string;
-  bindTime: string;
-}
-
-export interface SubjectRule {
-  ruleId: string;
-  ruleRef: string;
-  ruleName: string;
-  status: VelocityRuleStatus;
-  ruleVersion: number;
-  bindingCount: string;
-  modifyTime: string;
-  bindTime: string;
-}
-
-export interface AmountQuota {
-  limitAmount: VelocityAmount | null;
-  usedAmount: VelocityAmount;
-  remainingAmount: VelocityAmount | null;
-  utilizationRate: VelocityAmount | null;
-  periodKey: string;
-  sourceRuleId: string | null;
-}
-
-export interface CountQuota {
-  limitCount: number | null;
-  usedCount: number;
-  remainingCount: number | null;
-  utilizationRate: VelocityAmount | null;
-  periodKey: string;
-  sourceRuleId: string | null;
-}
-
-export interface CurrencyQuota {
-  currency: VelocityCurrency;
-  effective: boolean;
-  ineffectiveReason: 'NOT_CARD_SETTLEMENT_CURRENCY' | null;
-  perTransaction: { limitAmount: VelocityAmount | null; sourceRuleId: string | null };
-  daily: AmountQuota;
-  monthly: AmountQuota;
-  quarterly: AmountQuota;
-  yearly: AmountQuota;
-}
-
-export interface QuotaGroup {
-  countLimits: { daily: CountQuota; monthly: CountQuota; quarterly: CountQuota; yearly: CountQuota };
-  amountLimits: CurrencyQuota[];
-}
-
+export type RuleStatusChange = Static<typeof StatusChangeOut>;
+/** subjectType CARD or CUSTOMER (another value is SUBJECT_TYPE_NOT_ALLOWED). */
+export type BindParams = Static<typeof BindRuleBody>;
+/** `changed`: bindings actually created (bind) or removed (unbind). */
+export type BindingChange = Static<typeof BindingChangeOut>;
+export type RuleBinding = Static<typeof BindingOut>;
+export type SubjectRule = Static<typeof SubjectRuleOut>;
+export type AmountQuota = Static<typeof AmountQuotaSchema>;
+export type CountQuota = Static<typeof CountQuotaSchema>;
+export type CurrencyQuota = Static<typeof CurrencyQuotaOut>;
+export type QuotaGroup = Static<typeof QuotaGroupOut>;
 /** query-quota answer (2.11, 4.7, D46). */
-export interface Quota {
-  subjectType: VelocitySubjectType;
-  subjectId: string;
-  asOfTime: string;
-  purchase: QuotaGroup;
-  cashAdvance: QuotaGroup & { allowed: boolean; sourceRuleId: string | null };
-  appliedRules: { ruleId: string; ruleName: string; status: 'ACTIVE' }[];
-}
+export type Quota = Static<typeof QuotaOut>;
 
 const BASE = '/open-api-corp/velocity/v1';
 
@@ -229,12 +80,12 @@ export class VelocityResource {
   }
 
   /** @example const rule = await client.velocity.queryRule({ organizationId, ruleId }); */
-  queryRule(params: { organizationId: string; ruleId: string }): Promise<VelocityRule> {
+  queryRule(params: Static<typeof RuleKeyQuery>): Promise<VelocityRule> {
     return this.http.call('GET', `${BASE}/query-rule`, { query: { ...params } });
   }
 
   /** @example const page = await client.velocity.listRules({ organizationId, status: 'ACTIVE', page: 1, pageSize: 20 }); */
-  listRules(params: { organizationId: string; status?: VelocityRuleStatus; page?: number; pageSize?: number }): Promise<VelocityPage<VelocityRuleSummary>> {
+  listRules(params: Static<typeof ListRulesQuery>): Promise<Static<typeof RulePageOut>> {
     return this.http.call('GET', `${BASE}/list-rules`, { query: { ...params } });
   }
 
@@ -247,7 +98,7 @@ export class VelocityResource {
   }
 
   /** @example await client.velocity.changeRuleStatus({ organizationId, ruleId, status: 'INACTIVE', ruleVersion: 2 }); */
-  changeRuleStatus(params: { organizationId: string; ruleId: string; status: VelocityRuleStatus; ruleVersion: number }): Promise<RuleStatusChange> {
+  changeRuleStatus(params: Static<typeof ChangeRuleStatusBody>): Promise<RuleStatusChange> {
     return this.http.call('POST', `${BASE}/change-rule-status`, { body: params });
   }
 
@@ -262,17 +113,17 @@ export class VelocityResource {
   }
 
   /** @example const page = await client.velocity.listBindings({ organizationId, ruleId }); */
-  listBindings(params: { organizationId: string; ruleId: string; subjectType?: VelocitySubjectType; page?: number; pageSize?: number }): Promise<VelocityPage<RuleBinding>> {
+  listBindings(params: Static<typeof ListBindingsQuery>): Promise<Static<typeof BindingPageOut>> {
     return this.http.call('GET', `${BASE}/list-bindings`, { query: { ...params } });
   }
 
   /** @example const page = await client.velocity.listSubjectRules({ organizationId, subjectType: 'CARD', subjectId: cardId }); */
-  listSubjectRules(params: { organizationId: string; subjectType: VelocitySubjectType; subjectId: string; page?: number; pageSize?: number }): Promise<VelocityPage<SubjectRule>> {
+  listSubjectRules(params: Static<typeof SubjectQuery>): Promise<Static<typeof SubjectRulePageOut>> {
     return this.http.call('GET', `${BASE}/list-subject-rules`, { query: { ...params } });
   }
 
   /** @example const quota = await client.velocity.queryQuota({ organizationId, subjectType: 'CARD', subjectId: cardId, currency: 'USD' }); */
-  queryQuota(params: { organizationId: string; subjectType: VelocitySubjectType; subjectId: string; currency?: VelocityCurrency }): Promise<Quota> {
+  queryQuota(params: Static<typeof QueryQuotaQuery>): Promise<Quota> {
     return this.http.call('GET', `${BASE}/query-quota`, { query: { ...params } });
   }
 }

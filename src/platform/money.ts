@@ -1,5 +1,6 @@
 import { Decimal } from 'decimal.js';
 import { isLosslessNumber, LosslessNumber } from 'lossless-json';
+import type { AmountRules } from '../../sdk/contract/wire.ts';
 import { invariant, paramInvalid } from './errors.ts';
 
 /**
@@ -10,19 +11,14 @@ import { invariant, paramInvalid } from './errors.ts';
 const ExactDecimal = Decimal.clone({ precision: 80, rounding: Decimal.ROUND_HALF_UP, toExpNeg: -100, toExpPos: 100 });
 export type Amount = InstanceType<typeof ExactDecimal>;
 
-/** Scale of corporate currencies (USD, HKD) and of managed-balance assets (D4). */
-export const CORPORATE_SCALE = 2;
-export const ASSET_MAX_SCALE = 18;
+/** Scale of corporate currencies (USD, HKD) and of managed-balance assets (D4); the wire contract defines them. */
+export { ASSET_MAX_SCALE, CORPORATE_SCALE } from '../../sdk/contract/wire.ts';
+export type { AmountRules };
 /** Largest magnitude accepted anywhere: NUMERIC(38,18) holds 20 integer digits. */
 const MAX_INTEGER_DIGITS = 20;
 
 const PLAIN_DECIMAL = /^-?(0|[1-9]\d*)(\.\d+)?$/;
 
-export interface AmountRules {
-  maxScale: number;
-  /** 'positive': > 0; 'nonNegative': >= 0; 'any': signed. */
-  sign: 'positive' | 'nonNegative' | 'any';
-}
 
 /** The text of a wire number exactly as the partner wrote it, or null when it is no number. */
 export function wireNumberText(value: unknown): string | null {

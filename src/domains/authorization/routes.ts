@@ -3,7 +3,7 @@ import { PagingQuery } from '../../platform/http/schema.ts';
 import type { ErrorCode } from '../../platform/errors.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
 import {
-  ListTransactionsQuery, NetworkAuthorizationBody, NetworkKeyBody, NetworkRefundBody, NetworkSettleBody, ResolveBody, ResolvedOut,
+  AuthUrlTestReport, ListTransactionsQuery, NetworkAuthorizationBody, NetworkKeyOut, ServicePublicKey, NetworkKeyBody, NetworkRefundBody, NetworkSettleBody, ResolveBody, ResolvedOut,
   SimulateAuthorizationBody, SimulateRefundBody, SimulateSettleBody, TransactionOut, TransactionPageOut,
 } from './schemas.ts';
 import { createNetworkKey, networkKeys, revokeNetworkKeyById } from './network-keys.ts';
@@ -124,7 +124,7 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
       method: 'GET', url: '/open-api/v1/service-public-key', auth: 'partner', tag: 'Authorization forwarding',
       summary: 'The service RSA public key your auth_url verifies requests with and encrypts answers to (5.6, D37)',
       description: 'X.509 SubjectPublicKeyInfo DER, Base64 (what Java\'s X509EncodedKeySpec reads). Requests name the key that signed them in the X-DAPI-SERVICE-KEY-ID header; after a rotation answer with the key the request names.',
-      data: Type.Object({ keyId: Type.String(), publicKey: Type.String(), algorithm: Type.String(), signatureAlgorithm: Type.String(), encryption: Type.String() }),
+      data: ServicePublicKey,
       errors: [],
       handler: async () => {
         const key = await deps.serviceKeys.activeKey();
@@ -135,7 +135,7 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
       method: 'POST', url: '/open-api/sandbox/v1/auth-url/test', auth: 'partner', tag: 'Sandbox', sandboxOnly: true,
       summary: 'Send a test authorization to your auth_url and read what happened (D37)',
       description: 'Nothing is booked. Reports whether the request was delivered, whether your answer decrypted and verified, your decision, the stand-in reason otherwise, and the latency.',
-      data: Type.Object({}, { additionalProperties: true }),
+      data: AuthUrlTestReport,
       errors: [],
       handler: ({ partner }) => deps.forwarder.test(partner.partnerId),
     }),
@@ -188,7 +188,7 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
       method: 'POST', url: '/internal/admin/v1/network-keys', auth: 'admin', tag: 'Admin',
       summary: 'Issue a card network ingress key (shown once)',
       body: NetworkKeyBody,
-      data: Type.Object({ networkKeyId: Type.String(), name: Type.String(), apiKey: Type.String(), secretKey: Type.String(), ipAllowlist: Type.Array(Type.String()), status: Type.String(), createTime: Type.String() }),
+      data: NetworkKeyOut,
       errors: [],
       handler: ({ body }) => createNetworkKey(deps, body),
     }),

@@ -91,20 +91,10 @@ export function adminProfileView(p: CardProfile) {
 
 const FEE_RULES = { maxScale: CORPORATE_SCALE, sign: 'nonNegative' } as const;
 
-export interface CreateProfileInput {
-  cardProfileId?: string;
-  partnerId?: string | null;
-  profileName: string;
-  cardNetwork: CardNetwork;
-  cardForm: CardForm;
-  balanceMode: BalanceMode;
-  settlementCurrencies: string[];
-  bin: string;
-  panLength?: number;
-  validityMonths?: number;
-  fees?: { issuanceFee?: WireAmount; monthlyFee?: WireAmount };
-  status?: 'ACTIVE' | 'INACTIVE';
-}
+/** A new profile as operators describe it: the row's fields, some optional (defaults below), fees as wire amounts. */
+export type CreateProfileInput = Pick<NewCardProfile, 'profileName' | 'cardNetwork' | 'cardForm' | 'balanceMode' | 'settlementCurrencies' | 'bin'>
+  & Partial<Pick<NewCardProfile, 'cardProfileId' | 'partnerId' | 'panLength' | 'validityMonths' | 'status'>>
+  & { fees?: { issuanceFee?: WireAmount; monthlyFee?: WireAmount } };
 
 /** D22: operators create profiles; the BIN must be in the network's range. */
 export async function createCardProfile(deps: CardDeps, input: CreateProfileInput) {

@@ -1,10 +1,12 @@
 import { randomInt } from 'node:crypto';
+import type { Static } from 'typebox';
+import { CARDHOLDER_NAME_MAX, type ApplyCardBody, type TransferBody } from '../../../sdk/contract/cards.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
 import { newId } from '../../platform/crypto/secrets.ts';
 import { encryptSecureCard } from '../../platform/crypto/secure-card.ts';
 import { CORPORATE_SCALE, parseAmount, toDb, toWire, type Amount } from '../../platform/money.ts';
-import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema.ts';
+import { pageOf, type Paging } from '../../platform/http/schema.ts';
 import type { AuthenticatedPartner } from '../../platform/caller.ts';
 import { recordEvent } from '../events/index.ts';
 import { getOrCreateAccount, listAccountsOfOrganization, post, type Balance, type LedgerAccount } from '../ledger/index.ts';
@@ -24,8 +26,8 @@ import {
 
 /** Currencies of corporate cards, pools and receiving accounts (2.8, 4.4). */
 export const CARD_CURRENCIES = ['USD', 'HKD'] as const;
-/** Embossing limit of a cardholder name (ISO 7813 track 1 allows 26 characters). */
-export const CARDHOLDER_NAME_MAX = 26;
+/** Embossing limit of a cardholder name (ISO 7813 track 1 allows 26 characters); a wire bound, the contract holds it. */
+export { CARDHOLDER_NAME_MAX };
 const TRANSFER_AMOUNT_RULES = { maxScale: CORPORATE_SCALE, sign: 'positive' } as const;
 
 // ---------------------------------------------------------------------------------------------
@@ -81,16 +83,8 @@ function balanceView(b: Balance) {
 // ---------------------------------------------------------------------------------------------
 // Apply (D23, D44)
 
-export interface ApplyInput {
-  organizationId: string;
-  cardApplyRef: string;
-  cardProfileId: string;
-  subjectType: CardSubjectType;
-  subjectId: string;
-  custodianCustomerId?: string;
-  cardholderName?: string;
-  ruleIds?: string[];
-}
+/** The apply route's body (sdk/contract/cards.ts). */
+export type ApplyInput = Static<typeof ApplyCardBody>;
 
 export interface CheckedApplication {
   organization: Organization;
@@ -540,14 +534,8 @@ export async function cardBalancesOf(q: Queryable, partnerId: string, organizati
   return accounts.map((a) => ({ cardId: a.ownerId, currency: a.currency, ...balanceView(a) }));
 }
 
-export interface TransferInput {
-  organizationId: string;
-  cardId: string;
-  direction: 'POOL_TO_CARD' | 'CARD_TO_POOL';
-  currency: string;
-  amount: WireAmount;
-  externalTranId: string;
-}
+/** The transfer route's body (sdk/contract/cards.ts). */
+export type TransferInput = Static<typeof TransferBody>;
 
 /**
  * D29: moves money between the company pool and a dedicated card of the same company, as one

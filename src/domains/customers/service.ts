@@ -1,3 +1,5 @@
+import type { Static } from 'typebox';
+import type { AddressBody, CreateCustomerBody } from '../../../sdk/contract/customers.ts';
 import type { AppContext } from '../../platform/context.ts';
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Queryable } from '../../platform/db/db.ts';
@@ -36,31 +38,10 @@ export function customerView(c: Customer, restrictions: Restriction[], addresses
   };
 }
 
-export interface NameInput {
-  firstName: string;
-  middleName?: string | null;
-  lastName: string;
-}
-
-export interface AddressInput {
-  addressType: 'SHIPPING_ADDRESS';
-  postalCode?: string | null;
-  addressLine1: string;
-  addressLine2?: string | null;
-  addressLine3?: string | null;
-  city: string;
-  state: string;
-  addressCountryCode: string;
-}
-
-export interface CreateCustomerInput extends NameInput {
-  organizationId: string;
-  customerRef: string;
-  phoneCountryCode?: string;
-  phoneNumber?: string;
-  email?: string;
-  addresses?: AddressInput[];
-}
+// Inputs are the routes' bodies (sdk/contract/customers.ts).
+export type CreateCustomerInput = Static<typeof CreateCustomerBody>;
+export type NameInput = Pick<CreateCustomerInput, 'firstName' | 'middleName' | 'lastName'>;
+export type AddressInput = Static<typeof AddressBody>;
 
 /** 4.5 update-name: `middleName` omitted (or empty) clears it. */
 function normalizeName(n: NameInput) {

@@ -1,13 +1,13 @@
 import { Type } from 'typebox';
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Db } from '../../platform/db/db.ts';
-import { ASSET_MAX_SCALE, parseAmount, toWire, wireNumberText } from '../../platform/money.ts';
-import { Money, pageOf, PagingQuery } from '../../platform/http/schema.ts';
+import { parseAmount, toWire, wireNumberText } from '../../platform/money.ts';
+import { DecimalEchoAnswer, DecimalEchoBody, PROBE_AMOUNT_RULES } from '../../../sdk/contract/sandbox.ts';
+import { pageOf, PagingQuery } from '../../platform/http/schema.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
 import { readOutboxMail } from '../../platform/mail.ts';
 import { insertDecimalProbe } from './store.ts';
 
-const AMOUNT_RULES = { maxScale: ASSET_MAX_SCALE, sign: 'any' } as const;
 
 /**
  * Probes for partners and operators. The decimal echo is a sandbox-only probe for D4: the amount is parsed losslessly, stored in a NUMERIC column, read back
@@ -23,11 +23,11 @@ export function diagnosticsRoutes(deps: { db: Db }): RouteDef[] {
       tag: 'Sandbox',
       summary: 'Store an exact decimal and read it back (D4)',
       sandboxOnly: true,
-      body: Type.Object({ amount: Money(AMOUNT_RULES) }),
-      data: Type.Object({ probeId: Type.String(), amount: Money(AMOUNT_RULES) }),
+      body: DecimalEchoBody,
+      data: DecimalEchoAnswer,
       errors: [],
       handler: async ({ body, partner }) => {
-        parseAmount('amount', body.amount, AMOUNT_RULES);
+        parseAmount('amount', body.amount, PROBE_AMOUNT_RULES);
         // The text as the partner wrote it goes to the unconstrained NUMERIC column, which keeps its scale.
         const text = wireNumberText(body.amount)!;
         const probeId = newId('dp');

@@ -1,41 +1,7 @@
-import { Type, type TSchema } from 'typebox';
-import { IsoTime, Page, PagingQuery } from '../../platform/http/schema.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
+import { EgressIps, EventDetail, EventDetailQuery, EventPage, ListEventsQuery, ResendAnswer, ResendBody } from '../../../sdk/contract/events.ts';
 import type { EventDeps } from './delivery.ts';
 import { eventDetail, listEvents, resendEvent, webhookEgress } from './service.ts';
-
-const EventStatus = Type.Union([Type.Literal('PENDING'), Type.Literal('DELIVERED'), Type.Literal('FAILED')], {
-  description: 'PENDING: not yet answered with 2xx (retrying); DELIVERED: a 2xx was received; FAILED: retries exhausted after at least 24 h',
-});
-const EventId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });
-const Nullable = (t: TSchema) => Type.Union([t, Type.Null()]);
-
-const EventItem = Type.Object({
-  eventId: Type.String({ description: 'Stable across retries and resends: deduplicate on it' }),
-  eventType: Type.String(),
-  businessId: Type.String(),
-  sequence: Type.Integer({ description: 'Increases per businessId: drop an update older than one already applied' }),
-  createTime: IsoTime,
-  status: EventStatus,
-  attempts: Type.Integer({ description: 'Delivery attempts so far (all cycles)' }),
-  lastAttemptTime: Nullable(IsoTime),
-  lastHttpStatus: Nullable(Type.Integer()),
-  lastError: Nullable(Type.String()),
-  nextAttemptTime: Nullable(IsoTime),
-  deliveredTime: Nullable(IsoTime),
-  failedTime: Nullable(IsoTime),
-  data: Type.Unknown({ description: 'The webhook body\'s data, exactly as delivered' }),
-});
-
-const AttemptItem = Type.Object({
-  attemptNo: Type.Integer(),
-  attemptTime: IsoTime,
-  finishTime: Nullable(IsoTime),
-  outcome: Type.String({ description: 'SUCCESS, HTTP_ERROR, TIMEOUT, NETWORK_ERROR, BLOCKED, NOT_CONFIGURED, LEASE_EXPIRED or IN_FLIGHT' }),
-  httpStatus: Nullable(Type.Integer()),
-  latencyMs: Nullable(Type.Integer()),
-  error: Nullable(Type.String()),
-});
 
 export function eventRoutes(deps: EventDeps): RouteDef[] {
   return [
@@ -46,15 +12,8 @@ export function eventRoutes(deps: EventDeps): RouteDef[] {
       tag: 'Webhooks',
       summary: 'List your events, newest first (D38, D9)',
       description: 'The event log behind the webhooks, with each event\'s delivery state. Time filters apply to createTime: startTime inclusive, endTime exclusive.',
-      querystring: Type.Object({
-        eventType: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Z][A-Z0-9_]*$' })),
-        status: Type.Optional(EventStatus),
-        businessId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-        startTime: Type.Optional(IsoTime),
-        endTime: Type.Optional(IsoTime),
-        ...PagingQuery,
-      }),
-      data: Page(EventItem),
+      querystring: ListEventsQuery,
+      data: EventPage,
       errors: [],
       handler: ({ query, partner }) => listEvents(deps, partner.partnerId, query),
     }),
@@ -64,8 +23,8 @@ export function eventRoutes(deps: EventDeps): RouteDef[] {
       auth: 'partner',
       tag: 'Webhooks',
       summary: 'One of your events with its delivery attempts (latest first)',
-      querystring: Type.Object({ eventId: EventId }),
-      data: Type.Intersect([EventItem, Type.Object({ attemptLog: Type.Array(AttemptItem) })]),
+      querystring: EventDetailQuery,
+      data: EventDetail,
       errors: ['EVENT_NOT_FOUND'],
       handler: ({ query, partner }) => eventDetail(deps, partner.partnerId, query.eventId),
     }),
@@ -76,8 +35,8 @@ export function eventRoutes(deps: EventDeps): RouteDef[] {
       tag: 'Webhooks',
       summary: 'Deliver one of your events again (D38)',
       description: 'Schedules a new delivery now, whatever the event\'s status, with a fresh retry window. Same eventId, sequence and body.',
-      body: Type.Object({ eventId: EventId }),
-      data: Type.Object({ eventId: Type.String(), status: Type.Literal('PENDING'), nextAttemptTime: IsoTime }),
+      body: ResendBody,
+      data: ResendAnswer,
       errors: ['EVENT_NOT_FOUND'],
       handler: ({ body, partner }) => resendEvent(deps, partner.partnerId, body.eventId),
     }),
@@ -87,7 +46,7 @@ export function eventRoutes(deps: EventDeps): RouteDef[] {
       auth: 'partner',
       tag: 'Webhooks',
       summary: 'Addresses webhooks are sent from, for your webhook IP whitelist (5.5)',
-      data: Type.Object({ environment: Type.String(), egressIps: Type.Array(Type.String()) }),
+      data: EgressIps,
       errors: [],
       handler: async () => webhookEgress(deps.config),
     }),

@@ -1,21 +1,16 @@
+import type { Static } from 'typebox';
+import type { ListEventsQuery } from '../../../sdk/contract/events.ts';
 import type { Config } from '../../config.ts';
 import { ApiError, paramInvalid } from '../../platform/errors.ts';
 import { parseJson } from '../../platform/http/json.ts';
 import { isoTime, pageOf, type Paging } from '../../platform/http/schema.ts';
 import type { EventDeps } from './delivery.ts';
-import { findEventRow, listAttemptRows, listEventRows, scheduleRedelivery, type AttemptRow, type EventRow, type EventStatus } from './store.ts';
+import { findEventRow, listAttemptRows, listEventRows, scheduleRedelivery, type AttemptRow, type EventRow } from './store.ts';
 
 /** The partner's event log and redelivery (D38): `GET /open-api/webhook/v1/events`, `POST .../resend`. */
 
-export interface ListEventsInput {
-  eventType?: string;
-  status?: EventStatus;
-  businessId?: string;
-  startTime?: string;
-  endTime?: string;
-  page?: number;
-  pageSize?: number;
-}
+/** The list route's query (sdk/contract/events.ts). */
+export type ListEventsInput = Static<typeof ListEventsQuery>;
 
 /** The attempts shown with one event: the latest ones (an event has at most a few dozen). */
 const DETAIL_ATTEMPTS_MAX = 100;

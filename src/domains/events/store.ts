@@ -1,7 +1,9 @@
+import type { EventStatus } from '../../../sdk/contract/events.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import type { AttemptOutcome } from './webhook-http.ts';
 
-export type EventStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
+/** PENDING, DELIVERED or FAILED: a wire value, defined by the contract. */
+export type { EventStatus };
 
 /**
  * The next sequence number of (partner, businessId), as text (BIGINT). The upsert takes the row
@@ -17,16 +19,8 @@ export async function nextEventSequence(q: Queryable, partnerId: string, busines
   return sequence;
 }
 
-export interface NewPendingEvent {
-  eventId: string;
-  partnerId: string;
-  eventType: string;
-  businessId: string;
-  sequence: string;
-  /** Lossless JSON text of `data`. */
-  payload: string;
-  createTime: Date;
-}
+/** A new event: the fields of a leased one that exist from the start (delivery state starts at its defaults). */
+export type NewPendingEvent = Pick<LeasedEventRow, 'eventId' | 'partnerId' | 'eventType' | 'businessId' | 'sequence' | 'payload' | 'createTime'>;
 
 /** Inserts the event due for delivery at once (D38): the worker sees it when the caller's transaction commits. */
 export async function insertPendingEvent(q: Queryable, e: NewPendingEvent): Promise<void> {

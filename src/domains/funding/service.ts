@@ -1,8 +1,10 @@
 import { LosslessNumber } from 'lossless-json';
+import type { Static } from 'typebox';
+import { THRESHOLD_RULES, type BalanceAlertSetBody, type StatementQuery as StatementQuerySchema } from '../../../sdk/contract/funding.ts';
 import type { AppContext } from '../../platform/context.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
-import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema.ts';
+import { pageOf, type Paging } from '../../platform/http/schema.ts';
 import { CORPORATE_SCALE, fromDb, parseAmount, toDb, type Amount } from '../../platform/money.ts';
 import { findAccount, getOrCreateAccount, listAccountsOfOrganization, listAccountsOfOwner, listMovements, post, type LedgerAccount } from '../ledger/index.ts';
 import { assertCapability, findOrganization, findOrganizationShared } from '../organizations/index.ts';
@@ -10,10 +12,10 @@ import { readAlertConfig, replaceAlertConfig } from './store.ts';
 
 export type FundingDeps = Pick<AppContext, 'db' | 'clock'>;
 
-/** 2.12 / section 8: thresholds are non-negative with at most two decimals. */
-export const THRESHOLD_RULES = { maxScale: CORPORATE_SCALE, sign: 'nonNegative' } as const;
-/** Corporate deposit amounts: positive, two decimals (D4). */
-export const CORPORATE_AMOUNT_RULES = { maxScale: CORPORATE_SCALE, sign: 'positive' } as const;
+/** 2.12 / section 8: thresholds are non-negative with at most two decimals (a wire rule: the contract holds it). */
+export { THRESHOLD_RULES };
+/** Corporate deposit amounts: positive, two decimals (D4); a wire rule, the contract holds it. */
+export { CORPORATE_AMOUNT_RULES } from '../../../sdk/contract/sandbox.ts';
 /** The external account sandbox deposits come from (money outside the service). */
 export const DEPOSIT_SOURCE_OWNER = 'BANK';
 
@@ -49,14 +51,8 @@ export async function fundBalance(deps: FundingDeps, partnerId: string, organiza
   };
 }
 
-export interface StatementQuery {
-  organizationId: string;
-  /** A dedicated card of the company: its own balance's movements instead of the pools'. */
-  cardId?: string;
-  currency?: string;
-  startTime?: string;
-  endTime?: string;
-}
+/** The statement route's filters (sdk/contract/funding.ts), paging aside. */
+export type StatementQuery = Omit<Static<typeof StatementQuerySchema>, 'page' | 'pageSize'>;
 
 /**
  * D29 fund/v1/statement: every movement of the company pools, or with `cardId` of a dedicated
@@ -103,17 +99,8 @@ export async function statement(deps: FundingDeps, partnerId: string, query: Sta
   }));
 }
 
-export interface BalanceSettingInput {
-  currency: 'USD' | 'HKD';
-  threshold?: WireAmount;
-  thresholdAmount?: WireAmount;
-}
-
-export interface BalanceAlertInput {
-  organizationId: string;
-  balanceSettings: BalanceSettingInput[];
-  emailSettings?: string[];
-}
+/** The balance-alert-set body (sdk/contract/funding.ts). */
+export type BalanceAlertInput = Static<typeof BalanceAlertSetBody>;
 
 /**
  * 4.6 balance-alert-set (2.12, D41). After the schema: each entry has `threshold` or its alias

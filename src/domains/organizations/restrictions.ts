@@ -3,13 +3,12 @@ import type { Queryable } from '../../platform/db/db.ts';
 import { invariant } from '../../platform/errors.ts';
 import { deleteRestrictions, insertRestrictions, insertStatusChange, listRestrictionRows, listRestrictionRowsOf } from './restrictions-store.ts';
 
-/** Section 3: the five capability codes; nothing else is a restriction (4.5 rule 4). */
-export const RESTRICTION_CODES = ['ACCOUNT_FROZEN', 'CASH_IN_FROZEN', 'CASH_OUT_FROZEN', 'PAYMENT_FROZEN', 'CARD_FROZEN'] as const;
-export type RestrictionCode = (typeof RESTRICTION_CODES)[number];
+// Section 3 codes (RESTRICTION_CODES) and D19 sources (RESTRICTION_SOURCES) are wire values: the contract defines them.
+import {
+  RESTRICTION_CODES, RESTRICTION_SOURCES, type MergedStatus, type RestrictionCode, type RestrictionSource,
+} from '../../../sdk/contract/organizations.ts';
 
-/** D19: who wrote a restriction. Partners write PARTNER only; operators the other three. */
-export const RESTRICTION_SOURCES = ['PARTNER', 'RISK', 'REGULATORY', 'JUDICIAL'] as const;
-export type RestrictionSource = (typeof RESTRICTION_SOURCES)[number];
+export { RESTRICTION_CODES, RESTRICTION_SOURCES, type MergedStatus, type RestrictionCode, type RestrictionSource };
 export type OperatorSource = Exclude<RestrictionSource, 'PARTNER'>;
 
 export type SubjectType = 'CUSTOMER' | 'ORGANIZATION';
@@ -25,7 +24,6 @@ export interface Restriction {
   source: RestrictionSource;
 }
 
-export type MergedStatus = 'ACTIVE' | 'TERMINATED' | 'SUSPENDED' | 'FROZEN' | 'RESTRICTED';
 
 export interface StatusInputs {
   lifecycle: 'ACTIVE' | 'TERMINATED';

@@ -1,4 +1,6 @@
+import type { Static } from 'typebox';
 import type { AppContext } from '../../platform/context.ts';
+import type { CreateOrganizationBody } from './schemas.ts';
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
@@ -7,7 +9,10 @@ import { getOrCreateAccount, listAccountsOfOwner } from '../ledger/index.ts';
 import { isIsoCountry } from './countries.ts';
 import { listRestrictions, listRestrictionsOf, mergedStatus, type Restriction, type RestrictionCode } from './restrictions.ts';
 import { assertNotSanctioned } from './sanctions.ts';
-import { findOrganization as findOrganizationRow, findOrganizationAnyPartner as findOrganizationAnyPartnerRow, findOrganizationForShare, insertOrganization, listOrganizations, organizationRefTaken, type FundingCurrency, type Organization } from './store.ts';
+import {
+  findOrganization as findOrganizationRow, findOrganizationAnyPartner as findOrganizationAnyPartnerRow, findOrganizationForShare,
+  insertOrganization, listOrganizations, organizationRefTaken, type Organization,
+} from './store.ts';
 import { updateRestrictions } from './subject-status.ts';
 
 export type OrganizationDeps = Pick<AppContext, 'db' | 'clock'>;
@@ -28,13 +33,8 @@ export function organizationView(o: Organization, restrictions: Restriction[]) {
   };
 }
 
-export interface CreateOrganizationInput {
-  organizationRef: string;
-  organizationName: string;
-  companyRegistrationNumber: string;
-  countryCode: string;
-  fundingCurrencies: FundingCurrency[];
-}
+/** The create route's body (sdk/contract/organizations.ts). */
+export type CreateOrganizationInput = Static<typeof CreateOrganizationBody>;
 
 /**
  * D15: creates the company ACTIVE with one funding pool (ledger account) per currency, in one

@@ -24,16 +24,8 @@ const COLUMNS = `organization_id AS "organizationId", partner_id AS "partnerId",
   country_code AS "countryCode", funding_currencies AS "fundingCurrencies", lifecycle, suspended,
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
-export interface NewOrganization {
-  organizationId: string;
-  partnerId: string;
-  organizationRef: string;
-  organizationName: string;
-  companyRegistrationNumber: string;
-  countryCode: string;
-  fundingCurrencies: FundingCurrency[];
-  createdAt: Date;
-}
+/** What a new organization row is given; lifecycle and suspension start at their defaults, updatedAt = createdAt. */
+export type NewOrganization = Omit<Organization, 'lifecycle' | 'suspended' | 'updatedAt'>;
 
 /** Inserts the organization; null when the partner already uses organizationRef (D15). */
 export async function insertOrganization(q: Queryable, o: NewOrganization): Promise<Organization | null> {

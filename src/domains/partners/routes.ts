@@ -1,45 +1,13 @@
-import { Type } from 'typebox';
 import { ApiError } from '../../platform/errors.ts';
-import { PagingQuery, pageOf } from '../../platform/http/schema.ts';
+import { pageOf } from '../../platform/http/schema.ts';
+import {
+  CreatedPartner, CreatePartnerBody, CredentialLink, CredentialLinkBody, ExtractedCredentials, ListPartnersQuery, PartnerDetailQuery, PartnerView,
+  UpdatePartnerBody,
+} from '../../../sdk/contract/partners.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
 import { createCredentialLink, createPartner, extractCredentials, partnerView, updatePartner, SECRET_EXTRACT_PATH, type PartnerDeps } from './service.ts';
 import { BatchedLookup } from '../../platform/db/batched-lookup.ts';
 import { findPartnerById, findPartnersByIds, listPartners, type Partner } from './store.ts';
-
-const IpList = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100 });
-const Url = Type.String({ format: 'uri', maxLength: 2048, pattern: '^https?://' });
-
-const PartnerFields = {
-  name: Type.String({ minLength: 1, maxLength: 128 }),
-  pciCertified: Type.Boolean(),
-  webhookUrl: Type.Union([Url, Type.Null()]),
-  authUrl: Type.Union([Url, Type.Null()]),
-  externalPublicKey: Type.Union([Type.String({ maxLength: 4096, pattern: '^[A-Za-z0-9+/]+={0,2}$' }), Type.Null()]),
-  ipWhitelist: Type.Object({
-    api: Type.Optional(IpList),
-    webhook: Type.Optional(IpList),
-    auth: Type.Optional(IpList),
-    retrieval: Type.Optional(IpList),
-  }),
-  secureCardIvMode: Type.Union([Type.Literal('SHARED'), Type.Literal('PER_FIELD')], {
-    description: 'D27: SHARED uses one iv for the three secure-card fields (as the spec says); PER_FIELD adds cvv2Iv and expireDateIv',
-  }),
-};
-
-const PartnerView = Type.Object({
-  partnerId: Type.String(),
-  name: Type.String(),
-  apiKey: Type.Union([Type.String(), Type.Null()]),
-  pciCertified: Type.Boolean(),
-  webhookUrl: Type.Union([Type.String(), Type.Null()]),
-  authUrl: Type.Union([Type.String(), Type.Null()]),
-  externalPublicKey: Type.Union([Type.String(), Type.Null()]),
-  ipWhitelist: Type.Object({ api: IpList, webhook: IpList, auth: IpList, retrieval: IpList }),
-  secureCardIvMode: Type.String(),
-  status: Type.String(),
-  createTime: Type.String(),
-  modifyTime: Type.String(),
-});
 
 export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
   // The settings read is the hottest partner read; concurrent calls share one statement.
@@ -52,16 +20,8 @@ export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
       tag: 'Admin',
       summary: 'Create a partner (D13)',
       description: 'Sandbox answers with apiKey and secretKey; production answers with null credentials, which are issued through a credential link (4.1).',
-      body: Type.Object({
-        name: PartnerFields.name,
-        pciCertified: Type.Optional(PartnerFields.pciCertified),
-        webhookUrl: Type.Optional(PartnerFields.webhookUrl),
-        authUrl: Type.Optional(PartnerFields.authUrl),
-        externalPublicKey: Type.Optional(PartnerFields.externalPublicKey),
-        ipWhitelist: Type.Optional(PartnerFields.ipWhitelist),
-        secureCardIvMode: Type.Optional(PartnerFields.secureCardIvMode),
-      }),
-      data: Type.Intersect([PartnerView, Type.Object({ secretKey: Type.Union([Type.String(), Type.Null()]) })]),
+      body: CreatePartnerBody,
+      data: CreatedPartner,
       errors: [],
       handler: ({ body }) => createPartner(deps, body),
     }),
@@ -71,17 +31,7 @@ export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
       auth: 'admin',
       tag: 'Admin',
       summary: 'Change partner settings (D13); absent fields are kept',
-      body: Type.Object({
-        partnerId: Type.String({ minLength: 1, maxLength: 20 }),
-        name: Type.Optional(PartnerFields.name),
-        pciCertified: Type.Optional(PartnerFields.pciCertified),
-        webhookUrl: Type.Optional(PartnerFields.webhookUrl),
-        authUrl: Type.Optional(PartnerFields.authUrl),
-        externalPublicKey: Type.Optional(PartnerFields.externalPublicKey),
-        ipWhitelist: Type.Optional(PartnerFields.ipWhitelist),
-        secureCardIvMode: Type.Optional(PartnerFields.secureCardIvMode),
-        status: Type.Optional(Type.Union([Type.Literal('ACTIVE'), Type.Literal('DISABLED')])),
-      }),
+      body: UpdatePartnerBody,
       data: PartnerView,
       errors: ['PARTNER_INVALID'],
       handler: ({ body }) => {
@@ -95,7 +45,7 @@ export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
       auth: 'admin',
       tag: 'Admin',
       summary: 'List partners, newest first',
-      querystring: Type.Object({ ...PagingQuery }),
+      querystring: ListPartnersQuery,
       errors: [],
       handler: async ({ query }) => {
         const paging = { page: query.page ?? 1, pageSize: query.pageSize ?? 20 };
@@ -109,7 +59,7 @@ export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
       auth: 'admin',
       tag: 'Admin',
       summary: 'Read one partner',
-      querystring: Type.Object({ partnerId: Type.String({ minLength: 1, maxLength: 20 }) }),
+      querystring: PartnerDetailQuery,
       data: PartnerView,
       errors: ['PARTNER_INVALID'],
       handler: async ({ query }) => {
@@ -124,15 +74,8 @@ export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
       auth: 'admin',
       tag: 'Admin',
       summary: 'Create a one-time credential retrieval link and mail it (4.1, D14)',
-      body: Type.Object({
-        partnerId: Type.String({ minLength: 1, maxLength: 20 }),
-        email: Type.String({ format: 'email', maxLength: 128 }),
-        retrievalIp: Type.String({ minLength: 1, maxLength: 64 }),
-      }),
-      data: Type.Object({
-        linkId: Type.String(), partnerId: Type.String(), email: Type.String(), retrievalIp: Type.String(),
-        expireTime: Type.String(), extractUrl: Type.String(),
-      }),
+      body: CredentialLinkBody,
+      data: CredentialLink,
       errors: ['PARTNER_INVALID'],
       handler: ({ body }) => createCredentialLink(deps, body),
     }),
@@ -142,10 +85,7 @@ export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
       auth: 'none',
       tag: 'Credentials',
       summary: 'One-time credential retrieval (4.1, D14): GET {extractUrl}{extractSecretKey} from the registered IP',
-      data: Type.Object({
-        apiKey: Type.String(), secretKey: Type.String(), expireTime: Type.String(), extractSecretKey: Type.String(),
-        extractUrl: Type.String(), howToUse: Type.String(), notes: Type.String(),
-      }),
+      data: ExtractedCredentials,
       errors: ['SECRET_EXTRACT_INVALID', 'SECRET_EXTRACT_EXPIRED', 'DAPI_IP_NOT_ALLOWED'],
       handler: ({ params, ip }) => extractCredentials(deps, params.extractSecretKey, ip),
     }),

@@ -1,4 +1,6 @@
 import { createPublicKey } from 'node:crypto';
+import type { Static } from 'typebox';
+import type { UpdatePartnerBody } from '../../../sdk/contract/partners.ts';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { newApiKey, newId, newSecretKey, seal, sha256Hex } from '../../platform/crypto/secrets.ts';
@@ -10,7 +12,7 @@ import { partnerSecretContext, type PartnerCache } from './authenticate.ts';
 import { assertCallbackUrlAllowed } from '../../platform/http/ssrf.ts';
 import {
   consumeCredentialLink, deleteNoncesBefore, findCredentialLinkForUpdate, findPartnerById, findPartnersByIds, insertCredentialLink, insertPartner,
-  setPartnerCredentials, updatePartnerSettings, type IpWhitelist, type Partner, type SecureCardIvMode,
+  setPartnerCredentials, updatePartnerSettings, type IpWhitelist, type Partner,
 } from './store.ts';
 
 export interface PartnerDeps {
@@ -21,16 +23,8 @@ export interface PartnerDeps {
   partnerCache: PartnerCache;
 }
 
-export interface PartnerInput {
-  name?: string;
-  pciCertified?: boolean;
-  webhookUrl?: string | null;
-  authUrl?: string | null;
-  externalPublicKey?: string | null;
-  ipWhitelist?: Partial<IpWhitelist>;
-  secureCardIvMode?: SecureCardIvMode;
-  status?: Partner['status'];
-}
+/** The settings a create or update carries: the update route's body without the partner id (sdk/contract/partners.ts). */
+export type PartnerInput = Omit<Static<typeof UpdatePartnerBody>, 'partnerId'>;
 
 const WHITELIST_KINDS = ['api', 'webhook', 'auth', 'retrieval'] as const;
 const EXTRACT_KEY_LENGTH = 48;

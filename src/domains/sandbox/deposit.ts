@@ -7,7 +7,6 @@
  *   CARD: (q, d) => depositToCard(q, { partnerId: d.partnerId, cardId: d.subjectId, ... })
  */
 import type { Queryable } from '../../platform/db/db.ts';
-import { ApiError } from '../../platform/errors.ts';
 import type { Amount } from '../../platform/money.ts';
 import type { Balance } from '../ledger/index.ts';
 import { depositToPool } from '../funding/index.ts';

@@ -1,12 +1,11 @@
-import { Type } from 'typebox';
 import type { AppContext } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
-import { Money } from '../../platform/http/schema.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
 import { parseAmount } from '../../platform/money.ts';
 import { decideKyc } from '../customers/index.ts';
-import { CORPORATE_AMOUNT_RULES, corporateWire } from '../funding/index.ts';
-import { CustomerId, FUNDING_CURRENCIES, REMARK_MAX } from '../organizations/index.ts';
+import { corporateWire } from '../funding/index.ts';
+import { FUNDING_CURRENCIES } from '../organizations/index.ts';
+import { CORPORATE_AMOUNT_RULES, KycDecision, SimulateDepositBody, SimulatedDeposit, SimulateKycDecisionBody } from '../../../sdk/contract/sandbox.ts';
 import { depositHandlers } from './deposit.ts';
 
 export type SandboxDeps = Pick<AppContext, 'db' | 'clock'>;
@@ -22,22 +21,8 @@ export function sandboxRoutes(deps: SandboxDeps): RouteDef[] {
       summary: 'Simulate an incoming deposit to a company funding pool or a dedicated card (D40)',
       description: 'ORGANIZATION credits the company pool of the currency as a DEPOSIT posting from the external (bank) account. CASH_IN_FROZEN refuses it (CAPABILITY_FROZEN, data.errorCode). CARD credits the dedicated balance of a card through its receiving account in the currency (open-va first: CURRENCY_NOT_ALLOWED otherwise; CARD_INVALID, CARD_NOT_DEDICATED).',
       sandboxOnly: true,
-      body: Type.Object({
-        subjectType: Type.Union([Type.Literal('ORGANIZATION'), Type.Literal('CARD')]),
-        subjectId: Type.String({ minLength: 1, maxLength: 32 }),
-        currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'USD or HKD' }),
-        amount: Money(CORPORATE_AMOUNT_RULES),
-      }),
-      data: Type.Object({
-        postingId: Type.String(),
-        subjectType: Type.String(),
-        subjectId: Type.String(),
-        currency: Type.String(),
-        amount: Money(CORPORATE_AMOUNT_RULES),
-        available: Money({ maxScale: 18, sign: 'any' }),
-        pending: Money({ maxScale: 18, sign: 'nonNegative' }),
-        total: Money({ maxScale: 18, sign: 'any' }),
-      }),
+      body: SimulateDepositBody,
+      data: SimulatedDeposit,
       errors: ['UNSUPPORTED_CURRENCY', 'SUBJECT_INVALID', 'CURRENCY_NOT_ALLOWED', 'CAPABILITY_FROZEN', 'CARD_INVALID', 'CARD_NOT_DEDICATED'],
       handler: async ({ body, partner }) => {
         const amount = parseAmount('amount', body.amount, CORPORATE_AMOUNT_RULES);
@@ -68,12 +53,8 @@ export function sandboxRoutes(deps: SandboxDeps): RouteDef[] {
       summary: 'Decide the KYC review in flight of an employee (D40, D17)',
       description: 'Emits CUSTOMER_KYC_CHANGED. STATUS_CONFLICT when no review is in flight (kycStatus is not PENDING).',
       sandboxOnly: true,
-      body: Type.Object({
-        customerId: CustomerId,
-        decision: Type.Union([Type.Literal('APPROVED'), Type.Literal('REJECTED')]),
-        reason: Type.Optional(Type.Union([Type.String({ maxLength: REMARK_MAX }), Type.Null()])),
-      }),
-      data: Type.Object({ customerId: Type.String(), kycStatus: Type.String(), reason: Type.Union([Type.String(), Type.Null()]) }),
+      body: SimulateKycDecisionBody,
+      data: KycDecision,
       errors: ['CUSTOMER_INVALID', 'STATUS_CONFLICT'],
       handler: async ({ body, partner }) => {
         const at = new Date(deps.clock.now());

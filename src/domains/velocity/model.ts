@@ -1,5 +1,6 @@
 import { paramInvalid } from '../../platform/errors.ts';
-import { CORPORATE_SCALE, parseAmount, toWire, type Amount } from '../../platform/money.ts';
+import { parseAmount, toWire, type Amount } from '../../platform/money.ts';
+import { AMOUNT_RULES, BINDABLE_SUBJECT_TYPES, CORPORATE_CURRENCIES, FILTER_TYPES, RULE_STATUSES } from '../../../sdk/contract/velocity.ts';
 import type { WireAmount } from '../../platform/http/schema.ts';
 
 /**
@@ -7,15 +8,10 @@ import type { WireAmount } from '../../platform/http/schema.ts';
  * wire view. Pure: no database, no clock.
  */
 
-/** Currencies of corporate amount limits and quotas (2.11, 4.7). */
-export const CORPORATE_CURRENCIES = ['USD', 'HKD'] as const;
+// The wire values (currencies, statuses, subject types, filter types, amount rules) are the contract's.
+export { AMOUNT_RULES, BINDABLE_SUBJECT_TYPES, CORPORATE_CURRENCIES, FILTER_TYPES, RULE_STATUSES };
 export type CorporateCurrency = (typeof CORPORATE_CURRENCIES)[number];
-
-export const RULE_STATUSES = ['ACTIVE', 'INACTIVE'] as const;
 export type RuleStatus = (typeof RULE_STATUSES)[number];
-
-/** Subjects a rule can be bound to and quotas read for (D30, 4.7). */
-export const BINDABLE_SUBJECT_TYPES = ['CARD', 'CUSTOMER'] as const;
 export type BindableSubjectType = (typeof BINDABLE_SUBJECT_TYPES)[number];
 
 /** Periods of D31, in the order they appear on the wire. */
@@ -25,10 +21,7 @@ export type Period = (typeof PERIODS)[number];
 /** The two limit groups; their usage is counted separately (D32: ATM / cash is cash advance). */
 export type LimitControl = 'PURCHASE' | 'CASH_ADVANCE';
 
-export const FILTER_TYPES = ['WHITELIST', 'BLACKLIST'] as const;
 export type FilterType = (typeof FILTER_TYPES)[number];
-
-export const AMOUNT_RULES = { maxScale: CORPORATE_SCALE, sign: 'positive' } as const;
 
 export interface AmountLimit {
   currency: CorporateCurrency;

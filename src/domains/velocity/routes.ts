@@ -3,7 +3,7 @@ import {
   BindingChangeOut, BindingPageOut, BindRuleBody, ChangeRuleStatusBody, CreateRuleBody, ListBindingsQuery, ListRulesQuery,
   QueryQuotaQuery, QuotaOut, RuleKeyQuery, RuleOut, RulePageOut, StatusChangeOut, SubjectQuery, SubjectRulePageOut,
   UpdateRuleBody,
-} from './schemas.ts';
+} from '../../../sdk/contract/velocity.ts';
 import {
   bindRule, changeRuleStatus, createRule, listBindings, listRules, listSubjectRules, queryQuota, queryRule, unbindRule,
   updateRule, type VelocityDeps,

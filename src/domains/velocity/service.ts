@@ -23,6 +23,7 @@
  * - `appliedRulesForCard(q, partnerId, card)` and `mergeFilters` / `filterAllows` (merge.ts): the
  *   ACTIVE rules in force on a card and the D31 filter merge, for authorization checks.
  */
+import { RULE_IDS_PER_CARD_MAX } from '../../../sdk/contract/velocity.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Db, Queryable } from '../../platform/db/db.ts';
@@ -49,8 +50,8 @@ export interface VelocityDeps {
   cards: CardLookup;
 }
 
-/** Rules named by one card application: a card needs few; the bound keeps the checks cheap. */
-export const RULE_IDS_PER_CARD_MAX = 50;
+/** Rules named by one card application (a wire bound: the contract holds it). */
+export { RULE_IDS_PER_CARD_MAX };
 
 function now(deps: VelocityDeps): Date {
   return new Date(deps.clock.now());

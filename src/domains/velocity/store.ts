@@ -9,24 +9,12 @@ import type { UsageRow } from './merge.ts';
 
 /** SQL only: plain objects in and out, no business decisions. */
 
-interface RuleRow {
-  ruleId: string;
-  partnerId: string;
-  organizationId: string;
-  ruleRef: string;
-  ruleName: string;
-  remark: string | null;
-  status: RuleStatus;
-  ruleVersion: number;
+/** A velocity_rules row: the rule without its amount limits (another table), bindingCount as BIGINT text, limit groups as jsonb. */
+type RuleRow = Omit<VelocityRule, 'bindingCount' | 'purchaseControl' | 'cashAdvanceControl'> & {
   bindingCount: string;
   purchaseControl: { countLimits: CountLimits | null } | null;
   cashAdvanceControl: { allowed: boolean; countLimits: CountLimits | null } | null;
-  currencyControl: FilterGroup | null;
-  mccControl: FilterGroup | null;
-  geographicControl: FilterGroup | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
+};
 
 interface AmountLimitRow {
   ruleId: string;
@@ -121,16 +109,11 @@ async function insertAmountLimits(q: Queryable, ruleId: string, c: RuleControls)
   }
 }
 
-export interface NewRule {
-  ruleId: string;
-  partnerId: string;
-  organizationId: string;
-  ruleRef: string;
-  ruleName: string;
-  remark: string | null;
+/** What a new rule row is given: the rule's identity and names, its controls, and the time (status ACTIVE, version 1). */
+export type NewRule = Pick<VelocityRule, 'ruleId' | 'partnerId' | 'organizationId' | 'ruleRef' | 'ruleName' | 'remark'> & {
   controls: RuleControls;
   now: Date;
-}
+};
 
 /** Inserts a rule at version 1, ACTIVE; false when (partner, organization, ruleRef) already exists. */
 export async function insertRule(q: Queryable, r: NewRule): Promise<boolean> {

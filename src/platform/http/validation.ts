@@ -2,12 +2,13 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { ApiError } from '../errors.ts';
-import { amountViolation, type AmountRules } from '../money.ts';
+import { DECIMAL_KEYWORD, type AmountRules } from '../../../sdk/contract/wire.ts';
+import { amountViolation } from '../money.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-/** Schema keyword marking an exact decimal amount (see Money() in schema.ts). */
-export const DECIMAL_KEYWORD = 'x-decimal';
+/** Schema keyword marking an exact decimal amount (see Money() in sdk/contract/wire.ts). */
+export { DECIMAL_KEYWORD };
 
 function newAjv(coerceTypes: boolean): Ajv {
   const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes, useDefaults: true, removeAdditional: false });

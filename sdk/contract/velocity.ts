@@ -1,8 +1,18 @@
 import { Type } from 'typebox';
-import { IsoTime, Money, Page, PagingQuery } from '../../platform/http/schema.ts';
-import { AMOUNT_RULES, CORPORATE_CURRENCIES, FILTER_TYPES, RULE_STATUSES } from './model.ts';
+import { CORPORATE_SCALE, IsoTime, Literals, Money, Page, PagingQuery, WireNumber } from './wire.ts';
 
 /** Request and response schemas of the velocity routes (2.10, 2.11, 4.7, D30, D31). */
+
+/** Currencies of corporate amount limits and quotas (2.11, 4.7). */
+export const CORPORATE_CURRENCIES = ['USD', 'HKD'] as const;
+export const RULE_STATUSES = ['ACTIVE', 'INACTIVE'] as const;
+/** Subjects a rule can be bound to and quotas read for (D30, 4.7). */
+export const BINDABLE_SUBJECT_TYPES = ['CARD', 'CUSTOMER'] as const;
+export const FILTER_TYPES = ['WHITELIST', 'BLACKLIST'] as const;
+/** Amount limits: positive, two decimals (D4). */
+export const AMOUNT_RULES = { maxScale: CORPORATE_SCALE, sign: 'positive' } as const;
+/** Rules named by one card application: a card needs few; the bound keeps the checks cheap. */
+export const RULE_IDS_PER_CARD_MAX = 50;
 
 // Bounds of section 8 and 4.7.
 const ORGANIZATION_ID_MAX = 36; // 4.7: up to 36 on velocity endpoints
@@ -34,7 +44,7 @@ const SubjectId = Type.String({ minLength: 1, maxLength: SUBJECT_ID_MAX });
 const NullableMoney = Type.Union([Money(AMOUNT_RULES), Type.Null()]);
 const NullableCount = Type.Union([Type.Integer({ minimum: 1, maximum: COUNT_LIMIT_MAX }), Type.Null()]);
 
-const AmountLimitIn = Type.Object({
+export const AmountLimitIn = Type.Object({
   currency: Type.Enum([...CORPORATE_CURRENCIES], { description: 'USD or HKD, unique within amountLimits' }),
   perTransaction: Type.Optional(NullableMoney),
   daily: Type.Optional(NullableMoney),
@@ -43,38 +53,41 @@ const AmountLimitIn = Type.Object({
   yearly: Type.Optional(NullableMoney),
 });
 
-const CountLimitsIn = Type.Object({
+export const CountLimitsIn = Type.Object({
   daily: Type.Optional(NullableCount),
   monthly: Type.Optional(NullableCount),
   quarterly: Type.Optional(NullableCount),
   yearly: Type.Optional(NullableCount),
 });
 
-const LimitGroupIn = Type.Object({
+export const LimitGroupIn = Type.Object({
   amountLimits: Type.Optional(Type.Union([Type.Array(AmountLimitIn, { maxItems: AMOUNT_LIMITS_MAX }), Type.Null()])),
   countLimits: Type.Optional(Type.Union([CountLimitsIn, Type.Null()])),
 });
 
-const CashAdvanceGroupIn = Type.Object({
+export const CashAdvanceGroupIn = Type.Object({
   allowed: Type.Optional(Type.Union([Type.Boolean({ description: 'false turns cash advance off; default true' }), Type.Null()])),
   amountLimits: LimitGroupIn.properties.amountLimits,
   countLimits: LimitGroupIn.properties.countLimits,
 });
 
-function FilterGroupIn(maxItems: number, description: string) {
+export function FilterGroupIn(maxItems: number, description: string) {
   return Type.Object({
     filterType: Type.Enum([...FILTER_TYPES]),
     values: Type.Array(Type.String({ minLength: 1, maxLength: 8 }), { minItems: 1, maxItems, description }),
   });
 }
 
-const ControlGroupsIn = {
+export const ControlGroupsIn = {
   purchaseControl: Type.Optional(Type.Union([LimitGroupIn, Type.Null()])),
   cashAdvanceControl: Type.Optional(Type.Union([CashAdvanceGroupIn, Type.Null()])),
   currencyControl: Type.Optional(Type.Union([FilterGroupIn(FILTER_VALUES_MAX.currency, 'ISO 4217 alphabetic codes, unique'), Type.Null()])),
   mccControl: Type.Optional(Type.Union([FilterGroupIn(FILTER_VALUES_MAX.mcc, '4-digit MCC strings, unique'), Type.Null()])),
   geographicControl: Type.Optional(Type.Union([FilterGroupIn(FILTER_VALUES_MAX.country, 'ISO 3166-1 alpha-2 merchant countries, unique'), Type.Null()])),
 };
+
+/** The five control groups of a rule as one object (the SDK's ControlGroupsInput). */
+export const ControlGroups = Type.Object(ControlGroupsIn);
 
 export const CreateRuleBody = Type.Object({
   organizationId: OrganizationId,
@@ -138,20 +151,24 @@ export const QueryQuotaQuery = Type.Object({
 
 // ---- Responses (documentation) ----
 
-const Decimal = Type.Number({ description: 'Exact decimal (JSON number with its exact digits)' });
+const Decimal = WireNumber({ description: 'Exact decimal (JSON number with its exact digits)' });
 const NullableDecimal = Type.Union([Decimal, Type.Null()]);
 const NullableInt = Type.Union([Type.Integer(), Type.Null()]);
 
-const AmountLimitOut = Type.Object({
-  currency: Type.String(),
+const RuleStatusOut = Literals(RULE_STATUSES);
+const SubjectTypeOut = Literals(BINDABLE_SUBJECT_TYPES);
+const CurrencyOut = Literals(CORPORATE_CURRENCIES);
+
+export const AmountLimitOut = Type.Object({
+  currency: CurrencyOut,
   perTransaction: NullableDecimal,
   daily: NullableDecimal,
   monthly: NullableDecimal,
   quarterly: NullableDecimal,
   yearly: NullableDecimal,
 });
-const CountLimitsOut = Type.Union([Type.Object({ daily: NullableInt, monthly: NullableInt, quarterly: NullableInt, yearly: NullableInt }), Type.Null()]);
-const FilterOut = Type.Union([Type.Object({ filterType: Type.String(), values: Type.Array(Type.String()) }), Type.Null()]);
+export const CountLimitsOut = Type.Union([Type.Object({ daily: NullableInt, monthly: NullableInt, quarterly: NullableInt, yearly: NullableInt }), Type.Null()]);
+export const FilterOut = Type.Union([Type.Object({ filterType: Literals(FILTER_TYPES), values: Type.Array(Type.String()) }), Type.Null()]);
 
 export const RuleOut = Type.Object({
   ruleId: Type.String(),
@@ -159,7 +176,7 @@ export const RuleOut = Type.Object({
   organizationId: Type.String(),
   ruleName: Type.String(),
   remark: Type.Union([Type.String(), Type.Null()]),
-  status: Type.String(),
+  status: RuleStatusOut,
   ruleVersion: Type.Integer(),
   bindingCount: Type.String({ description: 'Number of bound subjects, emitted as a string' }),
   createTime: IsoTime,
@@ -171,41 +188,43 @@ export const RuleOut = Type.Object({
   geographicControl: FilterOut,
 });
 
-const RuleSummaryOut = Type.Object({
-  ruleId: Type.String(), ruleName: Type.String(), status: Type.String(), bindingCount: Type.String(), modifyTime: IsoTime,
+export const RuleSummaryOut = Type.Object({
+  ruleId: Type.String(), ruleName: Type.String(), status: RuleStatusOut, bindingCount: Type.String(), modifyTime: IsoTime,
 });
 export const RulePageOut = Page(RuleSummaryOut);
 
 export const StatusChangeOut = Type.Object({
-  ruleId: Type.String(), ruleName: Type.String(), status: Type.String(), ruleVersion: Type.Integer(), bindingCount: Type.String(),
+  ruleId: Type.String(), ruleName: Type.String(), status: RuleStatusOut, ruleVersion: Type.Integer(), bindingCount: Type.String(),
   modifyTime: IsoTime,
 });
 
 export const BindingChangeOut = Type.Object({
-  ruleId: Type.String(), subjectType: Type.String(), subjectIds: Type.Array(Type.String()),
+  ruleId: Type.String(), subjectType: SubjectTypeOut, subjectIds: Type.Array(Type.String()),
   changed: Type.Integer({ description: 'Bindings actually created (bind) or removed (unbind)' }),
   bindingCount: Type.String(),
 });
 
-export const BindingPageOut = Page(Type.Object({ subjectType: Type.String(), subjectId: Type.String(), bindTime: IsoTime }));
+export const BindingOut = Type.Object({ subjectType: SubjectTypeOut, subjectId: Type.String(), bindTime: IsoTime });
+export const BindingPageOut = Page(BindingOut);
 
-export const SubjectRulePageOut = Page(Type.Object({
-  ruleId: Type.String(), ruleRef: Type.String(), ruleName: Type.String(), status: Type.String(), ruleVersion: Type.Integer(),
+export const SubjectRuleOut = Type.Object({
+  ruleId: Type.String(), ruleRef: Type.String(), ruleName: Type.String(), status: RuleStatusOut, ruleVersion: Type.Integer(),
   bindingCount: Type.String(), modifyTime: IsoTime, bindTime: IsoTime,
-}));
+});
+export const SubjectRulePageOut = Page(SubjectRuleOut);
 
-const AmountQuota = Type.Object({
+export const AmountQuota = Type.Object({
   limitAmount: NullableDecimal, usedAmount: Decimal, remainingAmount: NullableDecimal, utilizationRate: NullableDecimal,
   periodKey: Type.String(), sourceRuleId: Type.Union([Type.String(), Type.Null()]),
 });
-const CountQuota = Type.Object({
+export const CountQuota = Type.Object({
   limitCount: NullableInt, usedCount: Type.Integer(), remainingCount: NullableInt, utilizationRate: NullableDecimal,
   periodKey: Type.String(), sourceRuleId: Type.Union([Type.String(), Type.Null()]),
 });
-const QuotaGroup = {
+export const QuotaGroup = {
   countLimits: Type.Object({ daily: CountQuota, monthly: CountQuota, quarterly: CountQuota, yearly: CountQuota }),
   amountLimits: Type.Array(Type.Object({
-    currency: Type.String(),
+    currency: CurrencyOut,
     effective: Type.Boolean(),
     ineffectiveReason: Type.Union([Type.Literal('NOT_CARD_SETTLEMENT_CURRENCY'), Type.Null()]),
     perTransaction: Type.Object({ limitAmount: NullableDecimal, sourceRuleId: Type.Union([Type.String(), Type.Null()]) }),
@@ -213,8 +232,11 @@ const QuotaGroup = {
   })),
 };
 
+export const QuotaGroupOut = Type.Object(QuotaGroup);
+export const CurrencyQuotaOut = QuotaGroupOut.properties.amountLimits.items;
+
 export const QuotaOut = Type.Object({
-  subjectType: Type.String(),
+  subjectType: SubjectTypeOut,
   subjectId: Type.String(),
   asOfTime: IsoTime,
   purchase: Type.Object(QuotaGroup),

@@ -65,7 +65,10 @@ function envelopeSchema(data: TSchema | undefined) {
 }
 
 export function errorCodesOf(def: RouteDef): ErrorCode[] {
-  const auth = def.auth === 'partner' || def.auth === 'network' ? PARTNER_AUTH_ERRORS : def.auth === 'admin' ? (['SYS_UNAUTHORIZED'] as ErrorCode[]) : [];
+  // The network ingress signs like a partner but has no per-partner rate limit.
+  const auth = def.auth === 'partner' ? PARTNER_AUTH_ERRORS
+    : def.auth === 'network' ? PARTNER_AUTH_ERRORS.filter((c) => c !== 'SYS_RATE_LIMITED')
+      : def.auth === 'admin' ? (['SYS_UNAUTHORIZED'] as ErrorCode[]) : [];
   const needsParams = def.body !== undefined || def.querystring !== undefined;
   return [...new Set([...auth, ...PLATFORM_ERRORS, ...(needsParams ? (['DAPI_PARAM_INVALID'] as ErrorCode[]) : []), ...def.errors])];
 }

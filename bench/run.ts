@@ -1,5 +1,7 @@
 /**
- * npm run bench: in one run and alternating rounds, load (autocannon, 50 connections)
+ * npm run bench [-- --scenario=signed-get|authorization|forwarding|all] (default all; --help).
+ *
+ * signed-get: in one run and alternating rounds, load (autocannon, 50 connections)
  *   1. plain node:http returning a 100-byte JSON,
  *   2. the service on the embedded database answering a signed GET that reads one row,
  *   3. the service on PostgreSQL (shared replay store) answering the same signed GET,
@@ -13,6 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { authorizationScenario, forwardingScenario } from './authorization.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
@@ -108,7 +111,7 @@ async function load(target: Target, durationS: number): Promise<Sample> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function main(): Promise<void> {
+async function signedGetScenario(): Promise<boolean> {
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${BENCH_DB}`);
@@ -149,7 +152,7 @@ async function main(): Promise<void> {
         console.log(`\ntarget signed GET on PostgreSQL >= 0.25 x plain and p99 < 25 ms: ${ok ? 'MET' : 'NOT MET'}`);
       }
     }
-    if (failed) process.exitCode = 1;
+    return !failed;
   } finally {
     for (const t of targets) t.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1000));
@@ -157,7 +160,40 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
+const SCENARIOS: Record<string, () => Promise<boolean>> = {
+  'signed-get': signedGetScenario,
+  authorization: authorizationScenario,
+  forwarding: forwardingScenario,
+};
+const USAGE = `usage: npm run bench [-- --scenario=${Object.keys(SCENARIOS).join('|')}|all]
+  signed-get     signed GET vs plain node:http (issue 2)
+  authorization  simulate/authorization vs pgbench TPC-B on PostgreSQL, embedded beside it (issue 10)
+  forwarding     auth_url forwarding overhead with a local partner (issue 12)
+environment: BENCH_ROUNDS (3), BENCH_DURATION_S (8), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test)`;
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(USAGE);
+    return;
+  }
+  const chosen = args.find((a) => a.startsWith('--scenario='))?.slice('--scenario='.length) ?? 'all';
+  const unknown = args.find((a) => !a.startsWith('--scenario='));
+  if (unknown !== undefined || (chosen !== 'all' && !SCENARIOS[chosen])) {
+    console.error(`bench: unknown ${unknown !== undefined ? `option ${unknown}` : `scenario ${chosen}`}\n${USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  let ok = true;
+  for (const [name, run] of Object.entries(SCENARIOS)) {
+    if (chosen !== 'all' && chosen !== name) continue;
+    console.log(`\n=== ${name} ===`);
+    ok = (await run()) && ok;
+  }
+  if (!ok) process.exitCode = 1;
+}
+
+main().catch((err: unknown) => {
+  console.error(`bench failed: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });

@@ -84,11 +84,22 @@ export function rsaEncryptSegmented(publicKey: KeyObject, plaintext: Buffer): st
 const bit = (x: number) => ((x | -x) >>> 31) ^ 1; // 1 when the byte is 0
 const pick = (b: number, x: number, y: number) => (x & -b) | (y & ~-b);
 
+const rejectionKeys = new WeakMap<KeyObject, Buffer>();
+/** The implicit-rejection key of a private key (a hash of its DER), computed once per key. */
+function rejectionKeyOf(privateKey: KeyObject): Buffer {
+  let kdk = rejectionKeys.get(privateKey);
+  if (!kdk) {
+    kdk = createHash('sha256').update(privateKey.export({ format: 'der', type: 'pkcs8' })).digest();
+    rejectionKeys.set(privateKey, kdk);
+  }
+  return kdk;
+}
+
 /** Raw RSA then a constant-time PKCS#1 v1.5 check with implicit rejection (a bad block yields pseudo-random bytes). */
 export function rsaDecryptSegmented(privateKey: KeyObject, base64: string): Buffer {
   const bytes = Buffer.from(base64, 'base64');
   if (bytes.length === 0 || bytes.length % BLOCK !== 0) throw new Error('data is not a whole number of 256-byte blocks');
-  const kdk = createHash('sha256').update(privateKey.export({ format: 'der', type: 'pkcs8' })).digest();
+  const kdk = rejectionKeyOf(privateKey);
   const parts: Buffer[] = [];
   for (let at = 0; at < bytes.length; at += BLOCK) {
     const block = bytes.subarray(at, at + BLOCK);

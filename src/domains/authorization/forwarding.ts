@@ -130,7 +130,15 @@ export class AuthUrlForwarder implements PartnerDecisionStage {
       ? (report.answer.approved ? 'APPROVED' : 'DECLINED')
       : (target.standIn === 'APPROVE' ? 'STAND_IN_APPROVED' : 'STAND_IN_DECLINED');
     await this.record(target, input.transaction.transId, input.transaction.networkTransactionId, report, outcome, false);
-    if (outcome === 'APPROVED' || outcome === 'STAND_IN_APPROVED') return { approved: true, forwarded: true };
+    if (outcome === 'APPROVED' || outcome === 'STAND_IN_APPROVED') {
+      // The record just written, as card_transaction_json shows it (no second read).
+      return {
+        approved: true,
+        recorded: {
+          outcome, standInReason: report.standInReason, partnerDeclineReason: null, latencyMs: report.latencyMs, httpStatus: report.httpStatus,
+        },
+      };
+    }
     if (outcome === 'DECLINED') {
       const reason = report.answer?.declineReason ?? null;
       return { approved: false, declineReason: 'PARTNER_DECLINED', declineDetail: reason !== null && PARTNER_REASON.test(reason) ? reason : null };

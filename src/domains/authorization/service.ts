@@ -51,7 +51,7 @@ const SETTLEMENT_RULES = { maxScale: CORPORATE_SCALE, sign: 'positive' } as cons
  * corporate cards' spend. Until RSA forwarding lands every authorization passes it unchanged.
  */
 export type PartnerDecision =
-  | { approved: true; /** The partner was asked: the record now carries its decision. */ forwarded?: boolean }
+  | { approved: true; /** The partner was asked: what the transaction now shows as its partnerDecision. */ recorded?: TransactionView['partnerDecision'] }
   | { approved: false; declineReason: 'PARTNER_DECLINED' | 'PARTNER_TIMEOUT'; declineDetail?: string | null };
 export interface PartnerDecisionStage {
   decide(input: { partnerId: string; transaction: TransactionView }): Promise<PartnerDecision>;
@@ -164,7 +164,7 @@ export async function authorize(deps: AuthorizationDeps, input: AuthorizationInp
     return transaction;
   }
   const decision = await stage.decide({ partnerId, transaction });
-  if (decision.approved) return decision.forwarded ? view(await transactionJson(deps.db, transaction.transId)) : transaction;
+  if (decision.approved) return decision.recorded ? { ...transaction, partnerDecision: decision.recorded } : transaction;
   return declineAfterHold(deps, transaction.transId, decision.declineReason, decision.declineDetail ?? null);
 }
 

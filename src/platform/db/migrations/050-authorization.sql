@@ -106,7 +106,7 @@ CREATE FUNCTION card_transaction_json(t card_transactions) RETURNS json LANGUAGE
 $$;
 
 -- Records a CARD_TRANSACTION event in the outbox (D38): sequence per (partner, card).
-CREATE FUNCTION card_transaction_event(t card_transactions, p_event_id text, p_now timestamptz) RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION card_transaction_event(t card_transactions, p_event_id text, p_now timestamptz, p_payload text DEFAULT NULL) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   v_seq bigint;
 BEGIN
@@ -114,30 +114,7 @@ BEGIN
     ON CONFLICT (partner_id, business_id) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1
     RETURNING last_sequence INTO v_seq;
   INSERT INTO events (event_id, partner_id, event_type, business_id, sequence, payload, create_time, status, next_attempt_at)
-    VALUES (p_event_id, t.partner_id, 'CARD_TRANSACTION', t.card_id, v_seq, card_transaction_json(t)::text, p_now, 'PENDING', p_now);
-END $$;
-
--- The first capability refusal of a subject for spending (D20), or NULL: TERMINATED, SUSPENDED,
--- then the blocking codes in the order given (the caller passes CAPABILITY_BLOCKERS.PAYMENT).
-CREATE FUNCTION card_spend_refusal(p_subject_type text, p_subject_id text, p_blockers text[]) RETURNS text LANGUAGE plpgsql STABLE AS $$
-DECLARE
-  v_lifecycle text;
-  v_suspended boolean;
-  v_code text;
-BEGIN
-  IF p_subject_type = 'CUSTOMER' THEN
-    SELECT lifecycle, suspended INTO v_lifecycle, v_suspended FROM customers WHERE customer_id = p_subject_id;
-  ELSE
-    SELECT lifecycle, suspended INTO v_lifecycle, v_suspended FROM organizations WHERE organization_id = p_subject_id;
-  END IF;
-  IF NOT FOUND OR v_lifecycle <> 'ACTIVE' THEN RETURN 'TERMINATED'; END IF;
-  IF v_suspended THEN RETURN 'SUSPENDED'; END IF;
-  SELECT b.code INTO v_code
-    FROM unnest(p_blockers) WITH ORDINALITY AS b(code, n)
-   WHERE EXISTS (SELECT 1 FROM subject_restrictions r
-                  WHERE r.subject_type = p_subject_type AND r.subject_id = p_subject_id AND r.code = b.code)
-   ORDER BY b.n LIMIT 1;
-  RETURN v_code;
+    VALUES (p_event_id, t.partner_id, 'CARD_TRANSACTION', t.card_id, v_seq, COALESCE(p_payload, card_transaction_json(t)::text), p_now, 'PENDING', p_now);
 END $$;
 
 -- The velocity decline of a transaction on a card (D31, D32, D45), or NULL. Every ACTIVE rule bound
@@ -240,9 +217,11 @@ DECLARE
   v_bamt numeric;
   v_bcur text;
   v_account ledger_accounts;
-  v_after ledger_accounts;
+  v_after_available numeric;
+  v_after_pending numeric;
+  v_after_version bigint;
+  v_json text;
   v_alert balance_alert_settings;
-  v_subject record;
 BEGIN
   IF p_replay_guard THEN
     -- Copies of one network message serialize here; the later ones find the first one's record.
@@ -269,24 +248,36 @@ BEGIN
   ELSIF v_card.status = 'CANCELLED' THEN v_reason := 'CARD_CANCELLED';
   END IF;
 
-  -- Capabilities (D20, D45): the employee (employee cards), the company, the partner.
+  -- Capabilities (D20, D45), in one statement: the employee (employee cards), then the company, then
+  -- the partner. A subject refuses when it is not lifecycle ACTIVE (or missing), is SUSPENDED, or
+  -- holds one of the blocking codes (the caller passes CAPABILITY_BLOCKERS.PAYMENT, in its order).
   IF v_reason IS NULL THEN
-    FOR v_subject IN SELECT * FROM (VALUES (1, 'CUSTOMER', v_employee), (2, 'ORGANIZATION', v_card.organization_id)) s(n, kind, id)
-                     WHERE s.id IS NOT NULL ORDER BY s.n LOOP
-      v_detail := card_spend_refusal(v_subject.kind, v_subject.id, p_blockers);
-      IF v_detail IS NOT NULL THEN
-        v_reason := 'CAPABILITY_FROZEN';
-        v_detail := v_subject.kind || ':' || v_detail;
-        EXIT;
-      END IF;
-    END LOOP;
+    SELECT s.kind || ':' || CASE WHEN s.lifecycle IS DISTINCT FROM 'ACTIVE' THEN 'TERMINATED' WHEN s.suspended THEN 'SUSPENDED'
+                                 ELSE blk.code END
+      INTO v_detail
+      FROM (SELECT 1 AS n, 'CUSTOMER' AS kind, v_employee AS id, c.lifecycle, c.suspended
+              FROM (SELECT 1) one LEFT JOIN customers c ON c.customer_id = v_employee WHERE v_employee IS NOT NULL
+            UNION ALL
+            SELECT 2, 'ORGANIZATION', v_card.organization_id, o.lifecycle, o.suspended
+              FROM (SELECT 1) one LEFT JOIN organizations o ON o.organization_id = v_card.organization_id) s
+      LEFT JOIN LATERAL (SELECT b.code FROM unnest(p_blockers) WITH ORDINALITY AS b(code, k)
+                          WHERE EXISTS (SELECT 1 FROM subject_restrictions r
+                                         WHERE r.subject_type = s.kind AND r.subject_id = s.id AND r.code = b.code)
+                          ORDER BY b.k LIMIT 1) blk ON true
+     WHERE s.lifecycle IS DISTINCT FROM 'ACTIVE' OR s.suspended OR blk.code IS NOT NULL
+     ORDER BY s.n LIMIT 1;
+    IF v_detail IS NOT NULL THEN v_reason := 'CAPABILITY_FROZEN'; END IF;
     IF v_reason IS NULL AND v_card.partner_status <> 'ACTIVE' THEN
       v_reason := 'CAPABILITY_FROZEN';
       v_detail := 'PARTNER:' || v_card.partner_status;
     END IF;
   END IF;
 
-  IF v_reason IS NULL THEN
+  IF v_reason IS NULL AND EXISTS (
+       SELECT 1 FROM velocity_rule_bindings b JOIN velocity_rules r ON r.rule_id = b.rule_id AND r.status = 'ACTIVE'
+        WHERE b.partner_id = v_card.partner_id
+          AND ((b.subject_type = 'CARD' AND b.subject_id = p_card_id)
+            OR (b.subject_type = 'CUSTOMER' AND v_employee IS NOT NULL AND b.subject_id = v_employee))) THEN
     -- Authorizations of one card (and of one employee's cards) serialize from here, so two of them
     -- never both fit under a cap that has room for one.
     PERFORM pg_advisory_xact_lock(hashtextextended('card-velocity:' || s.id, 0))
@@ -326,11 +317,15 @@ BEGIN
   IF v_reason IS NULL THEN
     INSERT INTO ledger_postings (posting_id, partner_id, kind, forced, reference, description, created_at)
       VALUES (p_posting_id, v_card.partner_id, 'AUTHORIZATION', false, p_trans_id, 'Authorization hold', p_now);
-    INSERT INTO ledger_entries (posting_id, account_id, currency, bucket, amount, available_after, pending_after, account_version, created_at)
-      VALUES (p_posting_id, v_account.account_id, v_bcur, 'AVAILABLE', -v_bamt, 0, 0, 0, p_now),
-             (p_posting_id, v_account.account_id, v_bcur, 'PENDING', v_bamt, 0, 0, 0, p_now);
-    SELECT * INTO v_after FROM ledger_accounts WHERE account_id = v_account.account_id;
-    IF v_after.available <> v_account.available - v_bamt OR v_after.pending <> v_account.pending + v_bamt THEN
+    -- The entry trigger applies each entry to the account and records the balances after it.
+    WITH e AS (
+      INSERT INTO ledger_entries (posting_id, account_id, currency, bucket, amount, available_after, pending_after, account_version, created_at)
+        VALUES (p_posting_id, v_account.account_id, v_bcur, 'AVAILABLE', -v_bamt, 0, 0, 0, p_now),
+               (p_posting_id, v_account.account_id, v_bcur, 'PENDING', v_bamt, 0, 0, 0, p_now)
+        RETURNING available_after, pending_after, account_version)
+    SELECT available_after, pending_after, account_version INTO v_after_available, v_after_pending, v_after_version
+      FROM e ORDER BY account_version DESC LIMIT 1;
+    IF v_after_available <> v_account.available - v_bamt OR v_after_pending <> v_account.pending + v_bamt THEN
       RAISE EXCEPTION 'authorization: hold on % did not move exactly % from available to pending', v_account.account_id, v_bamt;
     END IF;
     -- D32: the amount and one count to every period of the card and of its employee.
@@ -358,32 +353,33 @@ BEGIN
       CASE WHEN v_reason IS NULL THEN p_expiry_due_at END,
       p_transaction_time, p_now, p_now)
     RETURNING * INTO v_t;
-  PERFORM card_transaction_event(v_t, p_event_id, p_now);
+  v_json := card_transaction_json(v_t)::text;
+  PERFORM card_transaction_event(v_t, p_event_id, p_now, v_json);
 
   -- LOW_BALANCE (2.12, D49) when this spend takes a pool below its threshold: once per UTC day while
   -- low, again at once after the pool was back at or above the threshold (the scan's rule).
   IF v_reason IS NULL AND v_card.balance_mode = 'SHARED' THEN
     SELECT * INTO v_alert FROM balance_alert_settings
      WHERE organization_id = v_card.organization_id AND currency = v_bcur FOR UPDATE;
-    IF FOUND AND v_after.available < v_alert.threshold AND (
+    IF FOUND AND v_after_available < v_alert.threshold AND (
          v_alert.last_alert_day IS NULL OR v_alert.last_alert_day < (p_now AT TIME ZONE 'UTC')::date
-         OR EXISTS (SELECT 1 FROM ledger_entries e WHERE e.account_id = v_after.account_id
+         OR EXISTS (SELECT 1 FROM ledger_entries e WHERE e.account_id = v_account.account_id
                      AND e.account_version > COALESCE(v_alert.last_alert_version, 0) AND e.available_after >= v_alert.threshold)) THEN
       INSERT INTO event_sequences (partner_id, business_id, last_sequence) VALUES (v_card.partner_id, v_card.organization_id, 1)
         ON CONFLICT (partner_id, business_id) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1;
       INSERT INTO events (event_id, partner_id, event_type, business_id, sequence, payload, create_time, status, next_attempt_at)
         SELECT p_alert_event_id, v_card.partner_id, 'LOW_BALANCE', v_card.organization_id, s.last_sequence,
                json_build_object('organizationId', v_card.organization_id, 'currency', v_bcur,
-                                 'available', round(v_after.available, 2), 'threshold', round(v_alert.threshold, 2))::text,
+                                 'available', round(v_after_available, 2), 'threshold', round(v_alert.threshold, 2))::text,
                p_now, 'PENDING', p_now
           FROM event_sequences s WHERE s.partner_id = v_card.partner_id AND s.business_id = v_card.organization_id;
-      UPDATE balance_alert_settings SET last_alert_day = (p_now AT TIME ZONE 'UTC')::date, last_alert_version = v_after.version,
+      UPDATE balance_alert_settings SET last_alert_day = (p_now AT TIME ZONE 'UTC')::date, last_alert_version = v_after_version,
              last_alert_at = p_now
        WHERE organization_id = v_card.organization_id AND currency = v_bcur;
-      RETURN QUERY SELECT 'NEW_LOW_BALANCE'::text, card_transaction_json(v_t)::text, v_card.partner_id;
+      RETURN QUERY SELECT 'NEW_LOW_BALANCE'::text, v_json, v_card.partner_id;
       RETURN;
     END IF;
   END IF;
 
-  RETURN QUERY SELECT 'NEW'::text, card_transaction_json(v_t)::text, v_card.partner_id;
+  RETURN QUERY SELECT 'NEW'::text, v_json, v_card.partner_id;
 END $$;

@@ -35,3 +35,22 @@ BEGIN
   NEW.account_version := acct.version;
   RETURN NEW;
 END $$;
+
+-- The balanced-posting check in one statement (it runs at commit for every entry of a posting).
+CREATE OR REPLACE FUNCTION ledger_check_posting_balanced() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  target text;
+  entry_count bigint;
+  unbalanced boolean;
+BEGIN
+  target := NEW.posting_id;
+  SELECT COALESCE(sum(g.n), 0), COALESCE(bool_or(g.total <> 0), false) INTO entry_count, unbalanced
+    FROM (SELECT count(*) AS n, sum(amount) AS total FROM ledger_entries WHERE posting_id = target GROUP BY currency) g;
+  IF entry_count < 2 THEN
+    RAISE EXCEPTION 'ledger: posting % has fewer than two entries', target USING ERRCODE = 'check_violation';
+  END IF;
+  IF unbalanced THEN
+    RAISE EXCEPTION 'ledger: posting % is not balanced', target USING ERRCODE = 'check_violation';
+  END IF;
+  RETURN NULL;
+END $$;

@@ -1,0 +1,362 @@
+/**
+ * npm run bench -- --scenario=authorization|forwarding
+ *
+ * authorization (issue 10): 200 funded cards across 40 companies on PostgreSQL; signed
+ *   POST /open-api/sandbox/v1/simulate/authorization at 8 connections through the full HTTP path
+ *   (the service runs as its own process, as `npm start` does). Alternating rounds with pgbench
+ *   TPC-B (`-i -s 10`, then `-M prepared -c 8 -j 2`) on the same PostgreSQL; prints approvals/s,
+ *   p50, p99, the ratio to pgbench (median of the rounds) and the embedded database's figure.
+ *   Target: approvals/s >= 0.40 x pgbench TPC-B, p99 < 50 ms.
+ * forwarding (issue 12): the same load with the partner's auth_url unset and set to a local partner
+ *   (SDK handler, answering at once), alternating; the overhead is the difference, and the
+ *   service's own recorded forwarding latency. Target: p99 overhead < 5 ms.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHmac, generateKeyPairSync } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { AdminClient, CardServiceClient, createAuthUrlHandler, decimal } from '../sdk/index.ts';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
+const CONNECTIONS = 8;
+const COMPANIES = 40;
+const CARDS_PER_COMPANY = 5;
+const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const BENCH_DB = 'cardsvc_bench_auth';
+const PGBENCH_DB = 'pgbench_bench';
+const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+const MASTER_KEY = 'cd'.repeat(32);
+const AUTHORIZE = '/open-api/sandbox/v1/simulate/authorization';
+/**
+ * The forwarding comparison runs at a fixed offered load below saturation (both rounds alike): on
+ * this 2-core machine the partner's own RSA work shares the CPU with the service and PostgreSQL,
+ * so at saturation the difference would measure CPU queueing, not the forwarding path.
+ */
+const FORWARDING_RATE = Number(process.env.BENCH_FORWARDING_RATE ?? 150);
+
+interface Service {
+  name: string;
+  base: string;
+  child: ChildProcess;
+  db: pg.Client | null;
+}
+
+interface World {
+  admin: AdminClient;
+  partnerId: string;
+  apiKey: string;
+  secretKey: string;
+  client: CardServiceClient;
+  cardIds: string[];
+}
+
+export interface LoadSample {
+  approvalsPerS: number;
+  requestsPerS: number;
+  p50: number;
+  p99: number;
+  declined: number;
+  non2xx: number;
+  errors: number;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(url: string, timeoutMs = 90_000): Promise<void> {
+  const start = Date.now();
+  for (;;) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() - start > timeoutMs) throw new Error(`${url} did not come up`);
+    await sleep(200);
+  }
+}
+
+async function startService(name: string, port: number, env: Record<string, string>): Promise<Service> {
+  const child = spawn(process.execPath, ['--max-semi-space-size=64', '--import', 'tsx', 'src/main.ts', 'serve'], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, MASTER_KEY, RATE_LIMIT_MAX: '10000000', WORKERS: 'true', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor(`${base}/readyz`);
+  let db: pg.Client | null = null;
+  if (env.DATABASE_URL) {
+    db = new pg.Client({ connectionString: env.DATABASE_URL });
+    await db.connect();
+  }
+  return { name, base, child, db };
+}
+
+/** 40 companies, an approved employee each, 5 shared cards each, pools funded far beyond the run. */
+async function buildWorld(service: Service): Promise<World> {
+  const admin = new AdminClient(service.base, ADMIN_TOKEN);
+  const partner = await admin.createPartner({ name: `bench-${service.name}` });
+  const client = new CardServiceClient({ baseUrl: service.base, apiKey: partner.apiKey!, secretKey: partner.secretKey! });
+  const applyIds: string[] = [];
+  for (let c = 0; c < COMPANIES; c++) {
+    const org = await client.organizations.create({
+      organizationRef: `bench-org-${c}`, organizationName: `Bench Company ${c}`, companyRegistrationNumber: `CR-${c}`,
+      countryCode: 'HK', fundingCurrencies: ['USD', 'HKD'],
+    });
+    const employee = await client.customers.create({
+      organizationId: org.organizationId, customerRef: `bench-emp-${c}`, firstName: 'Ada', lastName: 'Lovelace',
+      phoneCountryCode: 'HK', phoneNumber: '91234567', email: 'ada@example.com',
+    });
+    await client.sandbox.kycDecision({ customerId: employee.customerId, decision: 'APPROVED' });
+    await client.sandbox.deposit({ subjectType: 'ORGANIZATION', subjectId: org.organizationId, currency: 'USD', amount: decimal('1000000000.00') });
+    for (let k = 0; k < CARDS_PER_COMPANY; k++) {
+      const applied = await client.cards.apply({
+        organizationId: org.organizationId, cardApplyRef: `bench-${c}-${k}`, cardProfileId: 'sbx-visa-shared',
+        subjectType: 'CUSTOMER', subjectId: employee.customerId,
+      });
+      applyIds.push(applied.cardApplyId);
+    }
+  }
+  // The service's own card-application job issues the cards.
+  const cardIds: string[] = [];
+  for (const id of applyIds) {
+    for (let tries = 0; ; tries++) {
+      const a = await client.cards.queryApply(id);
+      if (a.status === 'SUCCESS') {
+        cardIds.push(a.cardId!);
+        break;
+      }
+      if (a.status === 'REJECTED' || tries > 600) throw new Error(`application ${id} ended ${a.status}`);
+      await sleep(100);
+    }
+  }
+  return { admin, partnerId: partner.partnerId, apiKey: partner.apiKey!, secretKey: partner.secretKey!, client, cardIds };
+}
+
+/** Unique (timestamp, nonce) per request of the run. */
+let lastTs = 0;
+let seq = 0;
+function signed(world: World, body: string): Record<string, string> {
+  const now = Date.now();
+  if (now !== lastTs) {
+    lastTs = now;
+    seq = 0;
+  }
+  const nonce = String(10000 + (seq++ % 90000));
+  const timestamp = String(now);
+  const sign = createHmac('sha256', world.secretKey).update(world.apiKey + timestamp + nonce).update(body).digest('hex');
+  return { 'content-type': 'application/json', 'X-DAPI-API-KEY': world.apiKey, 'X-DAPI-TIMESTAMP': timestamp, 'X-DAPI-NONCE': nonce, 'X-DAPI-SIGN': sign };
+}
+
+async function approvedCount(service: Service, world: World): Promise<number> {
+  if (service.db) {
+    const r = await service.db.query(`SELECT count(*)::int AS n FROM card_transactions WHERE partner_id = $1 AND status <> 'DECLINED'`, [world.partnerId]);
+    return r.rows[0].n as number;
+  }
+  const page = await world.client.transactions.list({ status: 'PENDING', pageSize: 1 });
+  return page.total;
+}
+
+export async function loadAuthorizations(service: Service, world: World, durationS: number, overallRate?: number): Promise<LoadSample> {
+  let i = 0;
+  let declined = 0;
+  const before = await approvedCount(service, world);
+  const result = await autocannon({
+    url: service.base,
+    connections: CONNECTIONS,
+    duration: durationS,
+    ...(overallRate ? { overallRate } : {}),
+    requests: [{
+      method: 'POST',
+      path: AUTHORIZE,
+      setupRequest: (req: Record<string, unknown>) => {
+        const cardId = world.cardIds[i++ % world.cardIds.length];
+        const body = `{"cardId":"${cardId}","amount":1.00,"currency":"USD","merchantName":"Bench","mcc":"5814","merchantCountry":"HK","channel":"POS"}`;
+        return { ...req, body, headers: signed(world, body) };
+      },
+      onResponse: (_status: number, body: string) => {
+        if (!body.includes('"approved":true')) declined++;
+      },
+    }],
+  } as unknown as autocannon.Options);
+  const after = await approvedCount(service, world);
+  return {
+    approvalsPerS: (after - before) / durationS,
+    requestsPerS: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    declined,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+function pgbench(args: string[]): string {
+  const r = spawnSync('pgbench', ['-h', '127.0.0.1', '-U', 'postgres', ...args], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`pgbench ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+function pgbenchTps(durationS: number): number {
+  const out = pgbench(['-M', 'prepared', '-c', String(CONNECTIONS), '-j', '2', '-T', String(durationS), PGBENCH_DB]);
+  const m = /tps = ([\d.]+) \(without initial connection time\)/.exec(out) ?? /tps = ([\d.]+)/.exec(out);
+  if (!m) throw new Error(`no tps in pgbench output:\n${out}`);
+  return Number(m[1]);
+}
+
+async function freshDatabase(name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  return PG_ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
+}
+
+const line = (label: string, s: LoadSample) =>
+  `${label.padEnd(26)} ${s.approvalsPerS.toFixed(0).padStart(6)} approvals/s  p50 ${String(s.p50).padStart(3)} ms  p99 ${String(s.p99).padStart(3)} ms  declined ${s.declined}  non-2xx ${s.non2xx}  errors ${s.errors}`;
+
+export async function authorizationScenario(): Promise<boolean> {
+  if (spawnSync('pgbench', ['--version']).status !== 0) throw new Error('pgbench is missing: apt-get install postgresql-client');
+  const pgUrl = await freshDatabase(BENCH_DB);
+  await freshDatabase(PGBENCH_DB);
+  pgbench(['-i', '-q', '-s', '10', PGBENCH_DB]);
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'cardsvc-bench-auth-'));
+  const services: Service[] = [];
+  try {
+    const pgService = await startService('postgres', 18283, { DATABASE_URL: pgUrl, DATA_DIR: dataDir });
+    services.push(pgService);
+    const embedded = await startService('embedded', 18284, { DATA_DIR: dataDir });
+    services.push(embedded);
+    console.log(`setting up ${COMPANIES} companies x ${CARDS_PER_COMPANY} funded cards on each database ...`);
+    const pgWorld = await buildWorld(pgService);
+    const embeddedWorld = await buildWorld(embedded);
+    if (process.env.BENCH_API_ONLY === '1') {
+      pgService.child.kill('SIGTERM');
+      await new Promise((r) => pgService.child.once('exit', r));
+      const apiOnly = await startService('postgres', 18283, { DATABASE_URL: pgUrl, DATA_DIR: dataDir, WORKERS: 'false' });
+      pgService.child = apiOnly.child;
+      await apiOnly.db?.end();
+    }
+    await loadAuthorizations(pgService, pgWorld, 2); // warm-up
+    await loadAuthorizations(embedded, embeddedWorld, 2);
+
+    const auth: LoadSample[] = [];
+    const tps: number[] = [];
+    const emb: LoadSample[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const a = await loadAuthorizations(pgService, pgWorld, DURATION_S);
+      auth.push(a);
+      console.log(line(`round ${round} PostgreSQL`, a));
+      const t = pgbenchTps(DURATION_S);
+      tps.push(t);
+      console.log(`round ${round} pgbench TPC-B          ${t.toFixed(0).padStart(6)} tps`);
+      if (round <= 2) {
+        const e = await loadAuthorizations(embedded, embeddedWorld, DURATION_S);
+        emb.push(e);
+        console.log(line(`round ${round} embedded (PGlite)`, e));
+      }
+    }
+    const approvals = median(auth.map((s) => s.approvalsPerS));
+    const p50 = median(auth.map((s) => s.p50));
+    const p99 = median(auth.map((s) => s.p99));
+    const pgTps = median(tps);
+    const ratio = approvals / pgTps;
+    console.log(`\nmedian of ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION_S} s each, ${pgWorld.cardIds.length} cards in ${COMPANIES} companies:`);
+    console.log(`  PostgreSQL          ${approvals.toFixed(0)} approvals/s  p50 ${p50} ms  p99 ${p99} ms`);
+    console.log(`  pgbench TPC-B       ${pgTps.toFixed(0)} tps`);
+    console.log(`  ratio               ${ratio.toFixed(2)} x pgbench TPC-B`);
+    console.log(`  embedded (PGlite)   ${median(emb.map((s) => s.approvalsPerS)).toFixed(0)} approvals/s  p99 ${median(emb.map((s) => s.p99))} ms`);
+    const ok = ratio >= 0.4 && p99 < 50 && auth.every((s) => s.non2xx === 0 && s.errors === 0 && s.declined === 0);
+    console.log(`target approvals/s >= 0.40 x pgbench TPC-B and p99 < 50 ms: ${ok ? 'MET' : 'NOT MET'}`);
+    return ok;
+  } finally {
+    for (const s of services) {
+      await s.db?.end();
+      s.child.kill('SIGTERM');
+    }
+    await sleep(1000);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** A partner's auth_url in this process: the SDK handler, approving at once. */
+async function localPartner(servicePublicKey: string): Promise<{ url: string; publicKey: string; close(): Promise<void> }> {
+  const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const handle = createAuthUrlHandler({ partnerPrivateKey: keys.privateKey, servicePublicKey, decide: () => ({ approved: true }) });
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const answer = await handle(Buffer.concat(chunks).toString('utf8'));
+    res.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body);
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/auth`,
+    publicKey: keys.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
+    close: () => new Promise((ok) => { server.closeAllConnections(); server.close(() => ok()); }),
+  };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export async function forwardingScenario(): Promise<boolean> {
+  const pgUrl = await freshDatabase(`${BENCH_DB}_fwd`);
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'cardsvc-bench-fwd-'));
+  let service: Service | null = null;
+  let partner: Awaited<ReturnType<typeof localPartner>> | null = null;
+  try {
+    service = await startService('postgres', 18285, { DATABASE_URL: pgUrl, DATA_DIR: dataDir });
+    console.log(`setting up ${COMPANIES} companies x ${CARDS_PER_COMPANY} funded cards ...`);
+    const world = await buildWorld(service);
+    partner = await localPartner((await world.client.partner.servicePublicKey()).publicKey);
+    const setForwarding = async (on: boolean) => {
+      await world.admin.updatePartner(world.partnerId, on ? { authUrl: partner!.url, externalPublicKey: partner!.publicKey } : { authUrl: null });
+      await sleep(1500); // the service re-reads a partner's auth_url within 1 s
+    };
+    await loadAuthorizations(service, world, 2);
+    const plain: LoadSample[] = [];
+    const forwarded: LoadSample[] = [];
+    const recorded: number[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      await setForwarding(false);
+      const a = await loadAuthorizations(service, world, DURATION_S, FORWARDING_RATE);
+      plain.push(a);
+      console.log(line(`round ${round} no auth_url`, a));
+      await setForwarding(true);
+      const since = new Date();
+      const b = await loadAuthorizations(service, world, DURATION_S, FORWARDING_RATE);
+      forwarded.push(b);
+      console.log(line(`round ${round} local auth_url`, b));
+      const rows = await service.db!.query(`SELECT latency_ms FROM auth_forwardings WHERE created_at >= $1`, [since]);
+      recorded.push(...rows.rows.map((r) => Number(r.latency_ms)));
+    }
+    const p50a = median(plain.map((s) => s.p50));
+    const p99a = median(plain.map((s) => s.p99));
+    const p50b = median(forwarded.map((s) => s.p50));
+    const p99b = median(forwarded.map((s) => s.p99));
+    recorded.sort((x, y) => x - y);
+    console.log(`\nmedian of ${ROUNDS} rounds, ${CONNECTIONS} connections at ${FORWARDING_RATE} requests/s offered, ${DURATION_S} s each:`);
+    console.log(`  without auth_url    p50 ${p50a} ms  p99 ${p99a} ms  ${median(plain.map((s) => s.approvalsPerS)).toFixed(0)} approvals/s`);
+    console.log(`  with local auth_url p50 ${p50b} ms  p99 ${p99b} ms  ${median(forwarded.map((s) => s.approvalsPerS)).toFixed(0)} approvals/s`);
+    console.log(`  overhead            p50 ${p50b - p50a} ms  p99 ${p99b - p99a} ms`);
+    console.log(`  recorded forwarding latency (${recorded.length} forwardings): p50 ${percentile(recorded, 50)} ms  p99 ${percentile(recorded, 99)} ms`);
+    const ok = p99b - p99a < 5 && forwarded.every((s) => s.declined === 0 && s.errors === 0);
+    console.log(`target forwarding overhead p99 < 5 ms at ${CONNECTIONS} connections: ${ok ? 'MET' : 'NOT MET'}`);
+    return ok;
+  } finally {
+    await partner?.close();
+    await service?.db?.end();
+    service?.child.kill('SIGTERM');
+    await sleep(1000);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}

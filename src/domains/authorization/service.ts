@@ -345,21 +345,12 @@ export async function reverse(deps: AuthorizationDeps, input: SettleInput): Prom
   });
 }
 
-export interface RefundInput {
-  source: Source;
-  partnerId: string | null;
-  networkTransactionId?: string;
-  cardId: string;
-  amount: WireAmount;
-  currency: string;
-  billingAmount?: WireAmount;
-  billingCurrency?: string;
-  merchantName: string;
+/** A refund names the card and the amount like a purchase; merchant category and country are optional. */
+export interface RefundInput extends Omit<AuthorizationInput, 'mcc' | 'merchantCountry' | 'channel'> {
   mcc?: string;
   merchantCountry?: string;
   /** The purchase returned, when known. */
   original?: AuthorizationRef;
-  transactionTime?: string;
 }
 
 /** Refund (D32, 2.3 rule 3): credits free of the card's funds; usage is left alone. */

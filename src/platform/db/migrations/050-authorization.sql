@@ -70,40 +70,9 @@ CREATE TABLE network_keys (
   created_at     timestamptz NOT NULL
 );
 
--- The partner-facing view of a transaction: the one shape of API answers and CARD_TRANSACTION
--- events (json keeps the key order and the amounts' digits).
-CREATE FUNCTION card_transaction_json(t card_transactions) RETURNS json LANGUAGE sql STABLE AS $$
-  SELECT json_build_object(
-    'transId', t.trans_id,
-    'cardId', t.card_id,
-    'organizationId', t.organization_id,
-    'subjectType', t.subject_type,
-    'subjectId', t.subject_id,
-    'messageType', t.message_type,
-    'authType', t.auth_type,
-    'debitCreditIndicator', t.debit_credit_indicator,
-    'approved', CASE WHEN t.message_type = 'AUTHORIZATION' THEN t.status <> 'DECLINED' ELSE true END,
-    'status', t.status,
-    'declineReason', t.decline_reason,
-    'declineDetail', t.decline_detail,
-    'amount', t.amount,
-    'currency', t.currency,
-    'billingAmount', t.billing_amount,
-    'billingCurrency', t.billing_currency,
-    'holdAmount', t.hold_amount,
-    'merchantName', t.merchant_name,
-    'mcc', t.mcc,
-    'merchantCountry', t.merchant_country,
-    'channel', t.channel,
-    'outstandingTransactionId', t.outstanding_transaction_id,
-    'postedTransactionId', t.posted_transaction_id,
-    'originalTransId', t.original_trans_id,
-    'networkTransactionId', t.network_transaction_id,
-    'source', t.source,
-    'transactionTime', to_char(t.transaction_time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-    'createTime', to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-    'modifyTime', to_char(t.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-$$;
+-- card_transaction_json(t), the partner-facing view of a transaction (the one shape of API answers
+-- and CARD_TRANSACTION events), is defined in migration 051 beside the forwarding log it reads; the
+-- plpgsql functions below call it at run time.
 
 -- Records a CARD_TRANSACTION event in the outbox (D38): sequence per (partner, card).
 CREATE FUNCTION card_transaction_event(t card_transactions, p_event_id text, p_now timestamptz, p_payload text DEFAULT NULL) RETURNS void LANGUAGE plpgsql AS $$

@@ -46,8 +46,10 @@ CREATE TABLE auth_forwardings (
 CREATE INDEX auth_forwardings_trans ON auth_forwardings (trans_id, forwarding_id);
 CREATE INDEX auth_forwardings_partner_time ON auth_forwardings (partner_id, created_at DESC, forwarding_id DESC);
 
--- The transaction view gains the partner's decision on a forwarded authorization (latest forwarding).
-CREATE OR REPLACE FUNCTION card_transaction_json(t card_transactions) RETURNS json LANGUAGE sql STABLE AS $$
+-- The partner-facing view of a transaction: the one shape of API answers and CARD_TRANSACTION events
+-- (json keeps the key order and the amounts' digits), with the partner's decision on a forwarded
+-- authorization (its latest forwarding).
+CREATE FUNCTION card_transaction_json(t card_transactions) RETURNS json LANGUAGE sql STABLE AS $$
   SELECT json_build_object(
     'transId', t.trans_id,
     'cardId', t.card_id,

@@ -28,7 +28,7 @@ export function backgroundJobs(ctx: AppContext): AnyJobDefinition[] {
     // 2.12, section 6: LOW_BALANCE at most once per UTC day per pool while low.
     lowBalanceJob(ctx),
     // D34: authorization holds not cleared in 30 days are released.
-    holdExpiryJob(ctx),
+    holdExpiryJob(),
   ];
 }
 

@@ -12,10 +12,9 @@
  * Every network message is idempotent on its networkTransactionId: copies serialize on an advisory
  * lock and the later ones are answered from the first one's record.
  */
-import type { Clock } from '../../platform/clock.ts';
 import { newId } from '../../platform/crypto/secrets.ts';
 import { minorUnits } from '../../platform/currencies.ts';
-import type { Db, Queryable } from '../../platform/db/db.ts';
+import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
 import { parseJson } from '../../platform/http/json.ts';
 import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema.ts';
@@ -432,8 +431,11 @@ export const HOLD_EXPIRY_BATCH = 100;
 const HOLD_EXPIRY_LEASE_MS = 60_000;
 const HOLD_EXPIRY_MAX_ATTEMPTS = 5;
 
-/** D34: holds not cleared in 30 days are released: funds back to free, usage back, EXPIRED. */
-export function holdExpiryJob(deps: Pick<AuthorizationDeps, 'db' | 'clock'>): JobDefinition<ExpiringHold> {
+/**
+ * D34: holds not cleared in 30 days are released: funds back to free, usage back, EXPIRED. Due times
+ * are set at approval (HOLD_EXPIRY_MS); the runner's clock decides what is due.
+ */
+export function holdExpiryJob(): JobDefinition<ExpiringHold> {
   return {
     name: 'hold-expiry',
     intervalMs: HOLD_EXPIRY_POLL_INTERVAL_MS,
@@ -460,7 +462,7 @@ export function holdExpiryJob(deps: Pick<AuthorizationDeps, 'db' | 'clock'>): Jo
 
 /** Runs the expiry job until nothing is due (tests with a moved clock, operators); returns how many expired. */
 export async function expireHolds(deps: Pick<AuthorizationDeps, 'db' | 'clock'>, options: { log?: JobLog } = {}): Promise<number> {
-  const job = holdExpiryJob(deps);
+  const job = holdExpiryJob();
   let expired = 0;
   for (;;) {
     const run = await runJobOnce(job, { db: deps.db, clock: deps.clock, log: options.log });

@@ -12,7 +12,7 @@
  *   service's own recorded forwarding latency. Target: p99 overhead < 5 ms.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createHmac, generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
@@ -22,6 +22,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { AdminClient, CardServiceClient, createAuthUrlHandler, decimal } from '../sdk/index.ts';
+import { signedHeaders } from './signing.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
@@ -139,19 +140,8 @@ async function buildWorld(service: Service): Promise<World> {
   return { admin, partnerId: partner.partnerId, apiKey: partner.apiKey!, secretKey: partner.secretKey!, client, cardIds };
 }
 
-/** Unique (timestamp, nonce) per request of the run. */
-let lastTs = 0;
-let seq = 0;
 function signed(world: World, body: string): Record<string, string> {
-  const now = Date.now();
-  if (now !== lastTs) {
-    lastTs = now;
-    seq = 0;
-  }
-  const nonce = String(10000 + (seq++ % 90000));
-  const timestamp = String(now);
-  const sign = createHmac('sha256', world.secretKey).update(world.apiKey + timestamp + nonce).update(body).digest('hex');
-  return { 'content-type': 'application/json', 'X-DAPI-API-KEY': world.apiKey, 'X-DAPI-TIMESTAMP': timestamp, 'X-DAPI-NONCE': nonce, 'X-DAPI-SIGN': sign };
+  return { 'content-type': 'application/json', ...signedHeaders(world, body) };
 }
 
 async function approvedCount(service: Service, world: World): Promise<number> {

@@ -9,13 +9,13 @@
  * Targets (issue 2): signed GET on PostgreSQL >= 0.25 x plain node:http, p99 < 25 ms.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { authorizationScenario, forwardingScenario } from './authorization.ts';
+import { signedHeaders } from './signing.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
@@ -71,21 +71,6 @@ async function startPlain(port: number): Promise<Target> {
   });
   await new Promise<void>((resolve) => child.once('message', () => resolve()));
   return { name: 'plain node:http', port, child };
-}
-
-/** Sequential nonces per millisecond, so no two requests of the run share (timestamp, nonce). */
-let lastTs = 0;
-let seq = 0;
-function signedHeaders(signer: { apiKey: string; secretKey: string }): Record<string, string> {
-  const now = Date.now();
-  if (now !== lastTs) {
-    lastTs = now;
-    seq = 0;
-  }
-  const nonce = String(10000 + (seq++ % 90000));
-  const timestamp = String(now);
-  const sign = createHmac('sha256', signer.secretKey).update(signer.apiKey + timestamp + nonce).digest('hex');
-  return { 'X-DAPI-API-KEY': signer.apiKey, 'X-DAPI-TIMESTAMP': timestamp, 'X-DAPI-NONCE': nonce, 'X-DAPI-SIGN': sign };
 }
 
 interface Sample {

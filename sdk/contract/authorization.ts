@@ -60,23 +60,18 @@ export const NetworkSettleBody = Type.Object({
 });
 
 /** D40 simulate/refund: a credit to the card, optionally naming the purchase it returns. */
-export const SimulateRefundBody = Type.Object({
+const refundFields = {
   cardId: CardId,
   amount: AnyAmount,
   currency: Currency,
   billingAmount: purchaseFields.billingAmount,
   billingCurrency: purchaseFields.billingCurrency,
   merchantName: MerchantName,
-  transId: Type.Optional(TransId),
-});
+};
+export const SimulateRefundBody = Type.Object({ ...refundFields, transId: Type.Optional(TransId) });
 export const NetworkRefundBody = Type.Object({
   networkTransactionId: NetworkTransactionId,
-  cardId: CardId,
-  amount: AnyAmount,
-  currency: Currency,
-  billingAmount: purchaseFields.billingAmount,
-  billingCurrency: purchaseFields.billingCurrency,
-  merchantName: MerchantName,
+  ...refundFields,
   mcc: Type.Optional(Mcc),
   merchantCountry: Type.Optional(MerchantCountry),
   originalNetworkTransactionId: Type.Optional(NetworkTransactionId),

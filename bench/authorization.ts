@@ -8,20 +8,16 @@
  *   p50, p99, the ratio to pgbench (median of the rounds) and the embedded database's figure.
  *   Target: approvals/s >= 0.40 x pgbench TPC-B, p99 < 50 ms.
  * forwarding (issue 12): the same load with the partner's auth_url unset and set to a local partner
- *   (SDK handler, answering at once), alternating; the overhead is the difference, and the
+ *   (SDK handler in its own process, answering at once), alternating; the overhead is the difference, and the
  *   service's own recorded forwarding latency. Target: p99 overhead < 5 ms.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
-import http from 'node:http';
-import { performance } from 'node:perf_hooks';
-import type { AddressInfo } from 'node:net';
+import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { AdminClient, CardServiceClient, createAuthUrlHandler, decimal } from '../sdk/index.ts';
+import { AdminClient, CardServiceClient, decimal } from '../sdk/index.ts';
 import { signedHeaders } from './signing.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -276,34 +272,23 @@ export async function authorizationScenario(): Promise<boolean> {
   }
 }
 
-/** A partner's auth_url in this process: the SDK handler, approving at once. */
-async function localPartner(servicePublicKey: string): Promise<{ url: string; publicKey: string; ownMs: Map<string, number>; close(): Promise<void> }> {
-  const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  /** The partner's own time per transId: decrypt, verify, decide, encrypt, sign. */
-  const ownMs = new Map<string, number>();
-  let current = '';
-  const handle = createAuthUrlHandler({
-    partnerPrivateKey: keys.privateKey, servicePublicKey,
-    decide: (r) => {
-      current = r.transId;
-      return { approved: true };
-    },
+/** A partner's auth_url in its own process (bench/auth-partner.ts): the SDK handler, approving at once. */
+async function localPartner(servicePublicKey: string): Promise<{ url: string; publicKey: string; ownMs(): Promise<Map<string, number>>; close(): Promise<void> }> {
+  const child = fork(path.join(import.meta.dirname, 'auth-partner.ts'), [], {
+    env: { ...process.env, SERVICE_PUBLIC_KEY: servicePublicKey },
+    execArgv: ['--import', 'tsx'],
   });
-  const server = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const started = performance.now();
-    const answer = await handle(Buffer.concat(chunks).toString('utf8'));
-    ownMs.set(current, performance.now() - started);
-    res.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body);
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const ready = await new Promise<{ url: string; publicKey: string }>((resolve) => child.once('message', (m) => resolve(m as { url: string; publicKey: string })));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/auth`,
-    publicKey: keys.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
-    ownMs,
-    close: () => new Promise((ok) => { server.closeAllConnections(); server.close(() => ok()); }),
+    ...ready,
+    ownMs: () => new Promise((resolve) => {
+      child.once('message', (m) => resolve(new Map(Object.entries((m as { ownMs: Record<string, number> }).ownMs))));
+      child.send('report');
+    }),
+    close: () => new Promise((resolve) => {
+      child.once('exit', () => resolve());
+      child.send('stop');
+    }),
   };
 }
 
@@ -341,9 +326,10 @@ export async function forwardingScenario(): Promise<boolean> {
       forwarded.push(b);
       console.log(line(`round ${round} local auth_url`, b));
       const rows = await service.db!.query(`SELECT trans_id, latency_ms FROM auth_forwardings WHERE created_at >= $1`, [since]);
+      const partnerMs = await partner.ownMs();
       for (const r of rows.rows) {
         recorded.push(Number(r.latency_ms));
-        const own = partner.ownMs.get(String(r.trans_id));
+        const own = partnerMs.get(String(r.trans_id));
         if (own !== undefined) excludingPartner.push(Math.max(0, Number(r.latency_ms) - own));
       }
     }

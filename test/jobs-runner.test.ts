@@ -128,6 +128,47 @@ describe('the leased job runner (src/platform/jobs.ts)', () => {
     assert.equal((await runJobOnce(probeJob(grp), { db, clock })).claimed, 0, 'nothing is due any more');
   });
 
+  it('when a job completes its runs in batches, then a run commits once for all items, and a failing batch falls back to one item at a time', async () => {
+    const clock = new TestClock();
+    const grp = group();
+    const ids = await addItems(db, grp, 6, new Date(clock.now()));
+    const bad = ids[2];
+    let batches = 0;
+    let singles = 0;
+    const base = probeJob(grp, { failing: new Set([bad]) });
+    const job: JobDefinition<ProbeItem> = {
+      ...base,
+      complete: async (q, item, performed, lease) => {
+        singles++;
+        return base.complete(q, item, performed, lease);
+      },
+      completeAll: async (q, items, lease) => {
+        batches++;
+        if (items.some(({ item }) => item.id === bad)) throw new Error(`probe failure of ${bad} in a batch`);
+        const done = await q.query<{ id: string }>(
+          `UPDATE job_probe_items SET state = 'DONE', done_count = done_count + 1, lease_token = NULL
+            WHERE id = ANY($1::text[]) AND lease_token = $2 RETURNING id`,
+          [items.map(({ item }) => item.id), lease.token],
+        );
+        const doneIds = new Set(done.map((r) => r.id));
+        return items.map(({ item }) => (doneIds.has(item.id) ? 'DONE' : 'LOST_LEASE'));
+      },
+    };
+    // The first run holds the bad item: its batch transaction rolls back, and every item is completed on its own.
+    const first = await runJobOnce(job, { db, clock }, { limit: 3 });
+    assert.equal(batches, 1);
+    assert.equal(singles, 3, 'fallback: each item of the failed batch completed on its own');
+    assert.deepEqual(first.items.map((i) => [i.id, i.result]), [[ids[0], 'DONE'], [ids[1], 'DONE'], [bad, 'RETRY']]);
+    // The next run's batch is clean: one transaction, no single completions.
+    const second = await runJobOnce(job, { db, clock });
+    assert.equal(batches, 2);
+    assert.equal(singles, 3, 'no item completed on its own');
+    assert.deepEqual(second.items.map((i) => [i.id, i.result, i.failed]), ids.slice(3).map((id) => [id, 'DONE', false]));
+    const states = await rows(db, grp);
+    assert.deepEqual(states.map((r) => [r.id, r.state, r.doneCount]),
+      ids.map((id) => [id, id === bad ? 'PENDING' : 'DONE', id === bad ? 0 : 1]), 'each good item completed exactly once');
+  });
+
   it('when two instances run at once, then no item is claimed twice (FOR UPDATE SKIP LOCKED)', async () => {
     const clock = new TestClock();
     const grp = group();

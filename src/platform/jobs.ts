@@ -33,6 +33,8 @@
  * - `fail(q, item, failure)` runs when `perform` or `complete` threw: reschedule the item at
  *   `failure.retryAt` (backoff), or give it up when `retryAt` is null (the item reached
  *   `maxAttempts`); again only while the lease holds.
+ * - `completeAll(q, items, lease)` (optional) does what `complete` does for every performed item of
+ *   the run in one transaction (a busy queue then costs one commit per run, not per item).
  * - `afterCommit(item, outcome)` (optional) runs after `complete` committed (deliver the mail the
  *   transaction queued).
  *
@@ -104,6 +106,12 @@ export interface JobDefinition<T, P = undefined, D = unknown> {
   claim(q: Queryable, lease: Lease): Promise<T[]>;
   perform?(item: T, lease: Lease): Promise<P>;
   complete(q: Queryable, item: T, performed: P, lease: Lease): Promise<JobOutcome<D> | string>;
+  /**
+   * Optional: records the outcomes of a whole run in one transaction (one answer per item, in
+   * order), instead of one transaction per item. Same contract as `complete` for each item; when
+   * it throws, the runner falls back to `complete` item by item.
+   */
+  completeAll?(q: Queryable, items: { item: T; performed: P }[], lease: Lease): Promise<(JobOutcome<D> | string)[]>;
   afterCommit?(item: T, outcome: JobOutcome<D>): Promise<void>;
   fail(q: Queryable, item: T, failure: JobFailure): Promise<JobOutcome<D> | string | void>;
 }
@@ -175,46 +183,118 @@ function checkDefinition(def: AnyJobDefinition): void {
   invariant(def.concurrency === undefined || def.concurrency > 0, `job ${def.name}: positive concurrency`);
 }
 
-async function workItem<T, P, D>(def: JobDefinition<T, P, D>, runtime: JobRuntime, item: T, lease: Lease): Promise<JobItemReport<D>> {
+/** Where an item stands between perform and complete. */
+type Performed<P> = { ok: true; value: P } | { ok: false; error: unknown };
+
+/** The item's outcome after its `complete` committed: follow-up, report, log line. */
+async function itemCompleted<T, P, D>(def: JobDefinition<T, P, D>, runtime: JobRuntime, item: T, outcome: JobOutcome<D>, started: number): Promise<JobItemReport<D>> {
   const { id, attempt } = def.identify(item);
-  const started = performance.now();
-  const durationMs = () => Math.round((performance.now() - started) * 10) / 10;
-  let report: JobItemReport<D>;
-  let level: LogLevel;
-  let fields: Record<string, unknown> | undefined;
-  try {
-    const performed = def.perform ? await def.perform(item, lease) : (undefined as P);
-    const outcome = asOutcome<D>(await runtime.db.tx((q) => def.complete(q, item, performed, lease)), 'DONE');
-    if (def.afterCommit) {
-      try {
-        await def.afterCommit(item, outcome);
-      } catch (err) {
-        // The outcome committed; only the follow-up failed (e.g. SMTP). Reported, not retried.
-        write(runtime.log, 'error', { job: def.name, id, attempt, error: messageOf(err) }, 'job follow-up failed');
-      }
-    }
-    report = { job: def.name, id, result: outcome.result, attempt, durationMs: durationMs(), failed: false, detail: outcome.detail };
-    level = outcome.level ?? 'info';
-    fields = outcome.fields;
-  } catch (err) {
-    const error = messageOf(err);
-    const giveUp = attempt >= def.maxAttempts;
-    const retryAt = giveUp ? null : new Date(runtime.clock.now() + (def.retryDelayMs ?? exponentialBackoffMs)(attempt));
-    let result = giveUp ? 'GAVE_UP' : 'RETRY';
+  if (def.afterCommit) {
     try {
-      const recorded = await runtime.db.tx((q) => def.fail(q, item, { error, attempt, retryAt, lease }));
-      result = asOutcome(recorded, result).result;
-    } catch (failErr) {
-      // Not even the failure could be written: the lease expires and the item is claimed again.
-      result = 'LEASE_LEFT';
-      write(runtime.log, 'error', { job: def.name, id, attempt, error: messageOf(failErr) }, 'job failure could not be recorded');
+      await def.afterCommit(item, outcome);
+    } catch (err) {
+      // The outcome committed; only the follow-up failed (e.g. SMTP). Reported, not retried.
+      write(runtime.log, 'error', { job: def.name, id, attempt, error: messageOf(err) }, 'job follow-up failed');
     }
-    report = { job: def.name, id, result, attempt, durationMs: durationMs(), failed: true, error };
-    level = giveUp ? 'error' : 'warn';
   }
+  return logged(runtime, { job: def.name, id, result: outcome.result, attempt, durationMs: since(started), failed: false, detail: outcome.detail },
+    outcome.level ?? 'info', outcome.fields);
+}
+
+/** perform or complete threw: reschedule with backoff, or give up at maxAttempts. */
+async function itemFailed<T, P, D>(def: JobDefinition<T, P, D>, runtime: JobRuntime, item: T, lease: Lease, err: unknown, started: number): Promise<JobItemReport<D>> {
+  const { id, attempt } = def.identify(item);
+  const error = messageOf(err);
+  const giveUp = attempt >= def.maxAttempts;
+  const retryAt = giveUp ? null : new Date(runtime.clock.now() + (def.retryDelayMs ?? exponentialBackoffMs)(attempt));
+  let result = giveUp ? 'GAVE_UP' : 'RETRY';
+  try {
+    const recorded = await runtime.db.tx((q) => def.fail(q, item, { error, attempt, retryAt, lease }));
+    result = asOutcome(recorded, result).result;
+  } catch (failErr) {
+    // Not even the failure could be written: the lease expires and the item is claimed again.
+    result = 'LEASE_LEFT';
+    write(runtime.log, 'error', { job: def.name, id, attempt, error: messageOf(failErr) }, 'job failure could not be recorded');
+  }
+  return logged(runtime, { job: def.name, id, result, attempt, durationMs: since(started), failed: true, error }, giveUp ? 'error' : 'warn');
+}
+
+function since(started: number): number {
+  return Math.round((performance.now() - started) * 10) / 10;
+}
+
+function logged<D>(runtime: JobRuntime, report: JobItemReport<D>, level: LogLevel, fields?: Record<string, unknown>): JobItemReport<D> {
   write(runtime.log, level, { ...fields, job: report.job, id: report.id, result: report.result, attempt: report.attempt,
     durationMs: report.durationMs, ...(report.error !== undefined ? { error: report.error } : {}) }, `job ${report.result.toLowerCase()}`);
   return report;
+}
+
+async function perform<T, P, D>(def: JobDefinition<T, P, D>, item: T, lease: Lease): Promise<Performed<P>> {
+  try {
+    return { ok: true, value: def.perform ? await def.perform(item, lease) : (undefined as P) };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** One item on its own: perform, then complete in its own transaction. */
+async function workItem<T, P, D>(def: JobDefinition<T, P, D>, runtime: JobRuntime, item: T, lease: Lease, started = performance.now(), done?: Performed<P>): Promise<JobItemReport<D>> {
+  const performed = done ?? await perform(def, item, lease);
+  if (!performed.ok) return itemFailed(def, runtime, item, lease, performed.error, started);
+  let outcome: JobOutcome<D>;
+  try {
+    outcome = asOutcome<D>(await runtime.db.tx((q) => def.complete(q, item, performed.value, lease)), 'DONE');
+  } catch (err) {
+    return itemFailed(def, runtime, item, lease, err, started);
+  }
+  return itemCompleted(def, runtime, item, outcome, started);
+}
+
+/** Runs `work(index)` for every index, at most `concurrency` at once. */
+async function inLanes(count: number, concurrency: number, work: (index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, async () => {
+    while (next < count) await work(next++);
+  }));
+}
+
+/**
+ * A run of a job with `completeAll`: every item performed (in lanes), then the performed ones
+ * completed together in one transaction. If that transaction fails, each item is completed on
+ * its own, so one bad item cannot hold back the others.
+ */
+async function workBatch<T, P, D>(def: JobDefinition<T, P, D>, runtime: JobRuntime, claimed: T[], lease: Lease, concurrency: number): Promise<JobItemReport<D>[]> {
+  const completeAll = def.completeAll;
+  invariant(completeAll, `job ${def.name}: completeAll is defined`);
+  const started = claimed.map(() => performance.now());
+  const performed: Performed<P>[] = new Array(claimed.length);
+  await inLanes(claimed.length, concurrency, async (i) => {
+    started[i] = performance.now();
+    performed[i] = await perform(def, claimed[i], lease);
+  });
+  const ready = claimed.flatMap((item, index) => {
+    const p = performed[index];
+    return p.ok ? [{ item, performed: p.value, index }] : [];
+  });
+  let outcomes: JobOutcome<D>[] | null = null;
+  if (ready.length > 0) {
+    try {
+      const answered = await runtime.db.tx((q) => completeAll(q, ready.map(({ item, performed: value }) => ({ item, performed: value })), lease));
+      invariant(answered.length === ready.length, `job ${def.name}: completeAll answers every item`);
+      outcomes = answered.map((o) => asOutcome<D>(o, 'DONE'));
+    } catch (err) {
+      write(runtime.log, 'warn', { job: def.name, items: ready.length, error: messageOf(err) }, 'job batch completion failed; completing items one by one');
+    }
+  }
+  const reports: JobItemReport<D>[] = new Array(claimed.length);
+  const byIndex = new Map(ready.map((r, k) => [r.index, k]));
+  await inLanes(claimed.length, concurrency, async (i) => {
+    const k = byIndex.get(i);
+    reports[i] = outcomes && k !== undefined
+      ? await itemCompleted(def, runtime, claimed[i], outcomes[k], started[i])
+      : await workItem(def, runtime, claimed[i], lease, started[i], performed[i]);
+  });
+  return reports;
 }
 
 /**
@@ -234,16 +314,14 @@ export async function runJobOnce<T, P, D>(
   const lease: Lease = { token: randomUUID(), now: new Date(nowMs), until: new Date(nowMs + def.leaseMs), limit };
   const claimed = await runtime.db.tx((q) => def.claim(q, lease));
   invariant(claimed.length <= limit, `job ${def.name}: claim returned at most the limit`);
-  const items: JobItemReport<D>[] = new Array(claimed.length);
   const concurrency = Math.max(1, def.concurrency ?? def.batchSize);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(concurrency, claimed.length) }, async () => {
-    while (next < claimed.length) {
-      const index = next++;
-      items[index] = await workItem(def, runtime, claimed[index], lease);
-    }
+  if (def.completeAll && claimed.length > 0) {
+    return { job: def.name, claimed: claimed.length, items: await workBatch(def, runtime, claimed, lease, concurrency) };
+  }
+  const items: JobItemReport<D>[] = new Array(claimed.length);
+  await inLanes(claimed.length, concurrency, async (i) => {
+    items[i] = await workItem(def, runtime, claimed[i], lease);
   });
-  await Promise.all(lanes);
   return { job: def.name, claimed: claimed.length, items };
 }
 

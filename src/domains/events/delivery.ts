@@ -4,11 +4,11 @@ import type { Clock } from '../../platform/clock.ts';
 import { hmacSha256Hex, newId } from '../../platform/crypto/secrets.ts';
 import { invariant } from '../../platform/errors.ts';
 import type { Db, Queryable } from '../../platform/db/db.ts';
-import { runJobOnce, type JobDefinition, type JobLog, type Lease } from '../../platform/jobs.ts';
+import { runJobOnce, type JobDefinition, type JobLog, type JobOutcome, type Lease } from '../../platform/jobs.ts';
 import { partnersByIds, revealPartnerSecret } from '../partners/index.ts';
 import {
-  finishAttempt, insertAttempt, leaseDue, markAbandonedAttempts, rescheduleLeasedEvent, settleEvent,
-  type AttemptResult, type LeasedEvent, type NextState,
+  insertAttempts, leaseDue, markAbandonedAttempts, rescheduleLeasedEvent, settleAttempts,
+  type AttemptSettlement, type LeasedEvent, type NextState,
 } from './store.ts';
 import { postWebhook, type PostResult } from './webhook-http.ts';
 
@@ -16,9 +16,10 @@ import { postWebhook, type PostResult } from './webhook-http.ts';
  * Webhook delivery from the outbox (D38, D49): at least once, signed like a partner request (5.3),
  * retried with exponential backoff and jitter for at least 24 hours, then FAILED.
  *
- * One attempt = lease (short transaction, FOR UPDATE SKIP LOCKED) -> HTTP POST outside any
- * transaction -> settle (short transaction, only while the lease is still ours). A worker that dies
- * between the two transactions loses nothing: its lease runs out and any instance retries.
+ * One run = lease a batch (short transaction, FOR UPDATE SKIP LOCKED, one IN_FLIGHT attempt row
+ * per event) -> HTTP POSTs outside any transaction -> settle the batch (one statement, each event
+ * only while its lease is still ours). A worker that dies between the two transactions loses
+ * nothing: its leases run out and any instance retries.
  */
 
 export interface EventDeps {
@@ -105,17 +106,15 @@ async function claimDueEvents(q: Queryable, lease: Lease): Promise<LeasedEvent[]
   const rows = await leaseDue(q, { now, leaseUntil: lease.until, leaseToken: lease.token, limit: lease.limit });
   await markAbandonedAttempts(q, rows.map((r) => r.eventId), now);
   const partners = new Map((await partnersByIds(q, rows.map((r) => r.partnerId))).map((p) => [p.partnerId, p]));
-  const leased: LeasedEvent[] = [];
-  for (const row of rows) {
+  const leased = rows.map((row): LeasedEvent => {
     const partner = partners.get(row.partnerId);
     invariant(partner, `event ${row.eventId} belongs to an existing partner`);
-    const attemptId = newId('ea');
-    await insertAttempt(q, { attemptId, eventId: row.eventId, attemptNo: row.attemptNo, startedAt: now });
-    leased.push({
-      ...row, attemptId, startedAt: now,
+    return {
+      ...row, attemptId: newId('ea'), startedAt: now,
       partnerStatus: partner.status, apiKey: partner.apiKey, secretKeyEnc: partner.secretKeyEnc, webhookUrl: partner.webhookUrl,
-    });
-  }
+    };
+  });
+  await insertAttempts(q, now, leased);
   return leased;
 }
 
@@ -163,14 +162,34 @@ export interface DeliveryResult {
   settled: boolean;
 }
 
-/** Records the answer of an attempt, while the lease holds (in the caller's transaction). */
-async function settleAttempt(deps: EventDeps, q: Queryable, event: LeasedEvent, post: PostResult): Promise<DeliveryResult> {
+/** Records the answers of attempts, each event's only while its lease holds (in the caller's transaction). */
+async function settleAttemptsOf(deps: EventDeps, q: Queryable, answered: { item: LeasedEvent; performed: PostResult }[]): Promise<DeliveryResult[]> {
   const finishedAt = new Date(deps.clock.now());
-  const result: AttemptResult = { ...post, finishedAt };
-  const next = nextStateAfter(event, post.outcome, finishedAt);
-  await finishAttempt(q, event.attemptId, result);
-  const settled = await settleEvent(q, { eventId: event.eventId, leaseToken: event.leaseToken, result, next });
-  return { eventId: event.eventId, attemptNo: event.attemptNo, outcome: post.outcome, status: next.status, settled };
+  const settlements = answered.map(({ item, performed }): AttemptSettlement => ({
+    eventId: item.eventId, leaseToken: item.leaseToken, attemptId: item.attemptId,
+    result: { ...performed, finishedAt }, next: nextStateAfter(item, performed.outcome, finishedAt),
+  }));
+  const settled = await settleAttempts(q, settlements);
+  return settlements.map((s, i) => ({
+    eventId: s.eventId, attemptNo: answered[i].item.attemptNo, outcome: s.result.outcome, status: s.next.status, settled: settled.has(s.eventId),
+  }));
+}
+
+async function settleAttempt(deps: EventDeps, q: Queryable, event: LeasedEvent, post: PostResult): Promise<DeliveryResult> {
+  const [result] = await settleAttemptsOf(deps, q, [{ item: event, performed: post }]);
+  return result;
+}
+
+/** The job runner's account of one attempt: warnings for failed answers, an error when given up. */
+function deliveryOutcome(event: LeasedEvent, post: PostResult, delivery: DeliveryResult): JobOutcome<DeliveryResult> {
+  const result = delivery.settled ? delivery.status : 'LOST_LEASE';
+  return {
+    result,
+    // A failing partner endpoint is visible to operators: every failed answer is a warning.
+    level: result === 'DELIVERED' ? 'info' : result === 'FAILED' ? 'error' : 'warn',
+    fields: { partnerId: event.partnerId, eventType: event.eventType, outcome: post.outcome, httpStatus: post.httpStatus, attemptNo: event.attemptNo },
+    detail: delivery,
+  };
 }
 
 /** Second half: POSTs the leased event and records the answer. */
@@ -207,16 +226,11 @@ export function webhookDeliveryJob(deps: EventDeps): JobDefinition<LeasedEvent, 
     identify: (e) => ({ id: e.eventId, attempt: e.deliveryAttempt }),
     claim: (q, lease) => claimDueEvents(q, lease),
     perform: (event) => attempt(deps, event),
-    complete: async (q, event, post) => {
-      const delivery = await settleAttempt(deps, q, event, post);
-      const result = delivery.settled ? delivery.status : 'LOST_LEASE';
-      return {
-        result,
-        // A failing partner endpoint is visible to operators: every failed answer is a warning.
-        level: result === 'DELIVERED' ? 'info' : result === 'FAILED' ? 'error' : 'warn',
-        fields: { partnerId: event.partnerId, eventType: event.eventType, outcome: post.outcome, httpStatus: post.httpStatus, attemptNo: event.attemptNo },
-        detail: delivery,
-      };
+    complete: async (q, event, post) => deliveryOutcome(event, post, await settleAttempt(deps, q, event, post)),
+    // A run's answers are recorded in one statement: one commit per batch, not per event.
+    completeAll: async (q, answered) => {
+      const deliveries = await settleAttemptsOf(deps, q, answered);
+      return answered.map(({ item, performed }, i) => deliveryOutcome(item, performed, deliveries[i]));
     },
     fail: async (q, event, failure) => {
       const changed = await rescheduleLeasedEvent(q, { eventId: event.eventId, leaseToken: event.leaseToken, retryAt: failure.retryAt, error: failure.error, now: new Date(deps.clock.now()) });

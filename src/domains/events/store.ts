@@ -109,10 +109,14 @@ export async function markAbandonedAttempts(q: Queryable, eventIds: string[], no
   );
 }
 
-export async function insertAttempt(q: Queryable, a: { attemptId: string; eventId: string; attemptNo: number; startedAt: Date }): Promise<void> {
+/** Opens an IN_FLIGHT attempt for each leased event, in one statement. */
+export async function insertAttempts(q: Queryable, startedAt: Date, attempts: { attemptId: string; eventId: string; attemptNo: number }[]): Promise<void> {
+  if (attempts.length === 0) return;
   await q.query(
-    `INSERT INTO event_attempts (attempt_id, event_id, attempt_no, started_at, outcome) VALUES ($1, $2, $3, $4, 'IN_FLIGHT')`,
-    [a.attemptId, a.eventId, a.attemptNo, a.startedAt],
+    `INSERT INTO event_attempts (attempt_id, event_id, attempt_no, started_at, outcome)
+     SELECT a.attempt_id, a.event_id, a.attempt_no, $4, 'IN_FLIGHT'
+       FROM unnest($1::text[], $2::text[], $3::int[]) AS a(attempt_id, event_id, attempt_no)`,
+    [attempts.map((a) => a.attemptId), attempts.map((a) => a.eventId), attempts.map((a) => a.attemptNo), startedAt],
   );
 }
 
@@ -124,40 +128,52 @@ export interface AttemptResult {
   finishedAt: Date;
 }
 
-export async function finishAttempt(q: Queryable, attemptId: string, r: AttemptResult): Promise<void> {
-  await q.query(
-    `UPDATE event_attempts SET outcome = $2, http_status = $3, latency_ms = $4, error = $5, finished_at = $6
-      WHERE attempt_id = $1`,
-    [attemptId, r.outcome, r.httpStatus, r.latencyMs, r.error, r.finishedAt],
-  );
-}
-
 export type NextState =
   | { status: 'DELIVERED' }
   | { status: 'PENDING'; nextAttemptAt: Date }
   | { status: 'FAILED' };
 
+export interface AttemptSettlement {
+  eventId: string;
+  leaseToken: string;
+  attemptId: string;
+  result: AttemptResult;
+  next: NextState;
+}
+
 /**
- * Records the outcome on the event, but only while this worker still holds the lease: a resend
- * (or an expired lease taken by another worker) clears or replaces the token, and then this stale
- * answer must not overwrite the newer schedule. Returns false when the lease was lost.
+ * Records the answers of attempts in one statement: every attempt row gets its answer (a late
+ * answer is kept in the log too), but an event takes its outcome only while this worker still
+ * holds the lease: a resend (or an expired lease taken by another worker) clears or replaces the
+ * token, and then the stale answer must not overwrite the newer schedule. Returns the ids of the
+ * events settled; the others' leases were lost.
  */
-export async function settleEvent(
-  q: Queryable,
-  args: { eventId: string; leaseToken: string; result: AttemptResult; next: NextState },
-): Promise<boolean> {
-  const { result, next } = args;
-  const rows = await q.query(
-    `UPDATE events SET status = $3, lease_token = NULL, last_attempt_at = $4, last_http_status = $5, last_error = $6,
-            next_attempt_at = $7,
-            delivered_at = CASE WHEN $3 = 'DELIVERED' THEN $4 ELSE delivered_at END,
-            failed_at = CASE WHEN $3 = 'FAILED' THEN $4::timestamptz ELSE NULL END
-      WHERE event_id = $1 AND lease_token = $2
-      RETURNING event_id`,
-    [args.eventId, args.leaseToken, next.status, result.finishedAt, result.httpStatus, result.error,
-      next.status === 'PENDING' ? next.nextAttemptAt : null],
+export async function settleAttempts(q: Queryable, settlements: AttemptSettlement[]): Promise<Set<string>> {
+  if (settlements.length === 0) return new Set();
+  const rows = await q.query<{ eventId: string }>(
+    `WITH s AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::timestamptz[],
+                            $9::text[], $10::timestamptz[])
+         AS s(event_id, lease_token, attempt_id, outcome, http_status, latency_ms, error, finished_at, status, next_attempt_at)
+     ), finished AS (
+       UPDATE event_attempts a SET outcome = s.outcome, http_status = s.http_status, latency_ms = s.latency_ms, error = s.error,
+              finished_at = s.finished_at
+         FROM s WHERE a.attempt_id = s.attempt_id
+     )
+     UPDATE events e SET status = s.status, lease_token = NULL, last_attempt_at = s.finished_at, last_http_status = s.http_status,
+            last_error = s.error, next_attempt_at = s.next_attempt_at,
+            delivered_at = CASE WHEN s.status = 'DELIVERED' THEN s.finished_at ELSE e.delivered_at END,
+            failed_at = CASE WHEN s.status = 'FAILED' THEN s.finished_at ELSE NULL END
+       FROM s WHERE e.event_id = s.event_id AND e.lease_token = s.lease_token
+     RETURNING e.event_id AS "eventId"`,
+    [
+      settlements.map((s) => s.eventId), settlements.map((s) => s.leaseToken), settlements.map((s) => s.attemptId),
+      settlements.map((s) => s.result.outcome), settlements.map((s) => s.result.httpStatus), settlements.map((s) => s.result.latencyMs),
+      settlements.map((s) => s.result.error), settlements.map((s) => s.result.finishedAt.toISOString()),
+      settlements.map((s) => s.next.status), settlements.map((s) => (s.next.status === 'PENDING' ? s.next.nextAttemptAt.toISOString() : null)),
+    ],
   );
-  return rows.length === 1;
+  return new Set(rows.map((r) => r.eventId));
 }
 
 /**

@@ -5,14 +5,16 @@
  *   POST /open-api/sandbox/v1/simulate/authorization at 8 connections through the full HTTP path
  *   (the service runs as its own process, as `npm start` does). Alternating rounds with pgbench
  *   TPC-B (`-i -s 10`, then `-M prepared -c 8 -j 2`) on the same PostgreSQL; prints approvals/s,
- *   p50, p99, the ratio to pgbench (median of the rounds) and the embedded database's figure.
+ *   p50, p99, the CPU per request of the service and of PostgreSQL (and per TPC-B transaction),
+ *   the ratio to pgbench (median of the rounds), then the embedded database's figure (its own
+ *   service, started after the PostgreSQL rounds so neither disturbs the other).
  *   Target: approvals/s >= 0.40 x pgbench TPC-B, p99 < 50 ms.
  * forwarding (issue 12): the same load with the partner's auth_url unset and set to a local partner
  *   (SDK handler in its own process, answering at once), alternating; the overhead is the difference, and the
  *   service's own recorded forwarding latency. Target: p99 overhead < 5 ms.
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -55,6 +57,9 @@ interface World {
 }
 
 export interface LoadSample {
+  /** CPU time (user + system) per request of the service process and of all PostgreSQL processes (Linux /proc; NaN elsewhere). */
+  serviceCpuMsPerRequest: number;
+  postgresCpuMsPerRequest: number;
   approvalsPerS: number;
   requestsPerS: number;
   p50: number;
@@ -153,6 +158,7 @@ export async function loadAuthorizations(service: Service, world: World, duratio
   let i = 0;
   let declined = 0;
   const before = await approvedCount(service, world);
+  const cpuBefore = cpuTimes(service);
   const result = await autocannon({
     url: service.base,
     connections: CONNECTIONS,
@@ -171,8 +177,12 @@ export async function loadAuthorizations(service: Service, world: World, duratio
       },
     }],
   } as unknown as autocannon.Options);
+  const cpuAfter = cpuTimes(service);
   const after = await approvedCount(service, world);
+  const requests = result.requests.total || 1;
   return {
+    serviceCpuMsPerRequest: (cpuAfter.service - cpuBefore.service) / requests,
+    postgresCpuMsPerRequest: (cpuAfter.postgres - cpuBefore.postgres) / requests,
     approvalsPerS: (after - before) / durationS,
     requestsPerS: result.requests.average,
     p50: result.latency.p50,
@@ -183,17 +193,59 @@ export async function loadAuthorizations(service: Service, world: World, duratio
   };
 }
 
+const CLOCK_TICKS_PER_S = 100;
+
+/**
+ * utime + stime of a process in ms, from /proc (Linux); NaN when unavailable. With `reaped`, also the
+ * CPU of its children that ended (cutime + cstime): the postmaster's count of exited backends.
+ */
+function processCpuMs(pid: number, reaped = false): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]) + (reaped ? Number(fields[13]) + Number(fields[14]) : 0);
+    return (ticks * 1000) / CLOCK_TICKS_PER_S;
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU used so far by the service process and by every PostgreSQL process on this machine. */
+function cpuTimes(service: Service): { service: number; postgres: number } {
+  return { service: service.child.pid ? processCpuMs(service.child.pid) : NaN, postgres: postgresCpuMs() };
+}
+
 function pgbench(args: string[]): string {
   const r = spawnSync('pgbench', ['-h', '127.0.0.1', '-U', 'postgres', ...args], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`pgbench ${args.join(' ')} failed: ${r.stderr}`);
   return r.stdout;
 }
 
-function pgbenchTps(durationS: number): number {
+function postgresCpuMs(): number {
+  let total = 0;
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += processCpuMs(Number(entry), true);
+      } catch {
+        // the process ended meanwhile
+      }
+    }
+  } catch {
+    return NaN;
+  }
+  return total;
+}
+
+/** TPC-B transactions per second, and the PostgreSQL CPU per transaction beside it. */
+function pgbenchTps(durationS: number): { tps: number; postgresCpuMsPerTx: number } {
+  const cpuBefore = postgresCpuMs();
   const out = pgbench(['-M', 'prepared', '-c', String(CONNECTIONS), '-j', '2', '-T', String(durationS), PGBENCH_DB]);
+  const cpu = postgresCpuMs() - cpuBefore;
   const m = /tps = ([\d.]+) \(without initial connection time\)/.exec(out) ?? /tps = ([\d.]+)/.exec(out);
-  if (!m) throw new Error(`no tps in pgbench output:\n${out}`);
-  return Number(m[1]);
+  const done = /number of transactions actually processed: (\d+)/.exec(out);
+  if (!m || !done) throw new Error(`no tps in pgbench output:\n${out}`);
+  return { tps: Number(m[1]), postgresCpuMsPerTx: cpu / Number(done[1]) };
 }
 
 async function freshDatabase(name: string): Promise<string> {
@@ -206,7 +258,8 @@ async function freshDatabase(name: string): Promise<string> {
 }
 
 const line = (label: string, s: LoadSample) =>
-  `${label.padEnd(26)} ${s.approvalsPerS.toFixed(0).padStart(6)} approvals/s  p50 ${String(s.p50).padStart(3)} ms  p99 ${String(s.p99).padStart(3)} ms  declined ${s.declined}  non-2xx ${s.non2xx}  errors ${s.errors}`;
+  `${label.padEnd(26)} ${s.approvalsPerS.toFixed(0).padStart(6)} approvals/s  p50 ${String(s.p50).padStart(3)} ms  p99 ${String(s.p99).padStart(3)} ms  declined ${s.declined}  non-2xx ${s.non2xx}  errors ${s.errors}` +
+  `  cpu/request: service ${s.serviceCpuMsPerRequest.toFixed(2)} ms, postgres ${s.postgresCpuMsPerRequest.toFixed(2)} ms`;
 
 export async function authorizationScenario(): Promise<boolean> {
   if (spawnSync('pgbench', ['--version']).status !== 0) throw new Error('pgbench is missing: apt-get install postgresql-client');
@@ -216,13 +269,12 @@ export async function authorizationScenario(): Promise<boolean> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'cardsvc-bench-auth-'));
   const services: Service[] = [];
   try {
+    // The PostgreSQL rounds run alone: the embedded service (whose own workers would keep retrying
+    // its warm-up's webhook events) starts only after them.
     const pgService = await startService('postgres', 18283, { DATABASE_URL: pgUrl, DATA_DIR: dataDir });
     services.push(pgService);
-    const embedded = await startService('embedded', 18284, { DATA_DIR: dataDir });
-    services.push(embedded);
-    console.log(`setting up ${COMPANIES} companies x ${CARDS_PER_COMPANY} funded cards on each database ...`);
+    console.log(`setting up ${COMPANIES} companies x ${CARDS_PER_COMPANY} funded cards on PostgreSQL ...`);
     const pgWorld = await buildWorld(pgService);
-    const embeddedWorld = await buildWorld(embedded);
     if (process.env.BENCH_API_ONLY === '1') {
       pgService.child.kill('SIGTERM');
       await new Promise((r) => pgService.child.once('exit', r));
@@ -231,23 +283,29 @@ export async function authorizationScenario(): Promise<boolean> {
       await apiOnly.db?.end();
     }
     await loadAuthorizations(pgService, pgWorld, 2); // warm-up
-    await loadAuthorizations(embedded, embeddedWorld, 2);
 
     const auth: LoadSample[] = [];
     const tps: number[] = [];
-    const emb: LoadSample[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const a = await loadAuthorizations(pgService, pgWorld, DURATION_S);
       auth.push(a);
       console.log(line(`round ${round} PostgreSQL`, a));
       const t = pgbenchTps(DURATION_S);
-      tps.push(t);
-      console.log(`round ${round} pgbench TPC-B          ${t.toFixed(0).padStart(6)} tps`);
-      if (round <= 2) {
-        const e = await loadAuthorizations(embedded, embeddedWorld, DURATION_S);
-        emb.push(e);
-        console.log(line(`round ${round} embedded (PGlite)`, e));
-      }
+      tps.push(t.tps);
+      console.log(`round ${round} pgbench TPC-B          ${t.tps.toFixed(0).padStart(6)} tps  cpu/transaction: postgres ${t.postgresCpuMsPerTx.toFixed(2)} ms`);
+    }
+    await stopService(pgService);
+
+    const embedded = await startService('embedded', 18284, { DATA_DIR: dataDir });
+    services.push(embedded);
+    console.log(`setting up the same world on the embedded database ...`);
+    const embeddedWorld = await buildWorld(embedded);
+    await loadAuthorizations(embedded, embeddedWorld, 2);
+    const emb: LoadSample[] = [];
+    for (let round = 1; round <= 2; round++) {
+      const e = await loadAuthorizations(embedded, embeddedWorld, DURATION_S);
+      emb.push(e);
+      console.log(line(`round ${round} embedded (PGlite)`, e));
     }
     const approvals = median(auth.map((s) => s.approvalsPerS));
     const p50 = median(auth.map((s) => s.p50));
@@ -263,13 +321,18 @@ export async function authorizationScenario(): Promise<boolean> {
     console.log(`target approvals/s >= 0.40 x pgbench TPC-B and p99 < 50 ms: ${ok ? 'MET' : 'NOT MET'}`);
     return ok;
   } finally {
-    for (const s of services) {
-      await s.db?.end();
-      s.child.kill('SIGTERM');
-    }
-    await sleep(1000);
+    for (const s of services) await stopService(s);
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+async function stopService(s: Service): Promise<void> {
+  await s.db?.end();
+  s.db = null;
+  if (s.child.exitCode !== null || s.child.signalCode !== null) return;
+  const exited = new Promise((r) => s.child.once('exit', r));
+  s.child.kill('SIGTERM');
+  await exited;
 }
 
 /** A partner's auth_url in its own process (bench/auth-partner.ts): the SDK handler, approving at once. */

@@ -157,11 +157,15 @@ describe('ledger: double entry, derived balances, database-enforced invariants (
       `INSERT INTO ledger_entries (posting_id, account_id, currency, bucket, amount, available_after, pending_after, account_version, created_at)
        VALUES ($1, $2, 'USD', $3, $4::numeric, 0, 0, 0, now())`, [postingId, accountId, bucket, value]);
 
-    // Sum of a posting's entries must be zero (deferred check at commit).
+    // Sum of a posting's entries must be zero, checked after each statement that writes entries
+    // (migration 054): an entry written alone is refused at once.
+    const insertPair = (q: Queryable, postingId: string, first: [string, string], second: [string, string]) => q.query(
+      `INSERT INTO ledger_entries (posting_id, account_id, currency, bucket, amount, available_after, pending_after, account_version, created_at)
+       VALUES ($1, $2, 'USD', 'AVAILABLE', $3::numeric, 0, 0, 0, now()), ($1, $4, 'USD', 'AVAILABLE', $5::numeric, 0, 0, 0, now())`,
+      [postingId, first[0], first[1], second[0], second[1]]);
     await expectDbRefusal(async (q) => {
       await insertPosting(q, 'lp-test-unbalanced');
-      await insertEntry(q, 'lp-test-unbalanced', ids.pool.accountId, '1.00');
-      await insertEntry(q, 'lp-test-unbalanced', ids.bank.accountId, '-0.50');
+      await insertPair(q, 'lp-test-unbalanced', [ids.pool.accountId, '1.00'], [ids.bank.accountId, '-0.50']);
     }, /not balanced/);
     // A posting without entries, or with one.
     await expectDbRefusal((q) => insertPosting(q, 'lp-test-empty'), /fewer than two entries/);
@@ -189,11 +193,15 @@ describe('ledger: double entry, derived balances, database-enforced invariants (
                      VALUES ('lp-test-currency', $1, 'HKD', 'AVAILABLE', 1, 0, 0, 0, now())`, [ids.pool.accountId]);
     }, /currency/);
 
-    // A balanced posting written directly is applied by the database: the trigger keeps balances derived.
+    await expectDbRefusal(async (q) => {
+      await insertPosting(q, 'lp-test-alone');
+      await insertEntry(q, 'lp-test-alone', ids.pool.accountId, '1.00');
+    }, /fewer than two entries/);
+    // A balanced posting written directly (its entries in one statement) is applied by the
+    // database: the trigger keeps balances derived.
     await svc.db.tx(async (q) => {
       await insertPosting(q, 'lp-test-direct');
-      await insertEntry(q, 'lp-test-direct', ids.pool.accountId, '2.00');
-      await insertEntry(q, 'lp-test-direct', ids.bank.accountId, '-2.00');
+      await insertPair(q, 'lp-test-direct', [ids.pool.accountId, '2.00'], [ids.bank.accountId, '-2.00']);
     });
     assert.equal((await getBalance(svc.db, ids!.pool.accountId)).available.toFixed(2), '7.00');
     const report = await auditLedger(svc.db, { partnerId });

@@ -12,7 +12,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { ipAllowed } from '../../platform/http/ip.ts';
-import { ForbiddenAddressError, hostOf, isForbiddenAddress } from '../../platform/http/ssrf.ts';
+import { callbackUrlViolation, ForbiddenAddressError, hostOf, isForbiddenAddress } from '../../platform/http/ssrf.ts';
 
 export type TransportFailure = 'TIMEOUT' | 'TRANSPORT_ERROR' | 'BLOCKED' | 'HTTP_STATUS';
 
@@ -104,6 +104,11 @@ export function postToAuthUrl(target: AuthUrlTarget, body: string, headers: Reco
     const secure = url.protocol === 'https:';
     if (!secure && url.protocol !== 'http:') {
       fail('TRANSPORT_ERROR', 'auth_url must be http or https');
+      return;
+    }
+    const violation = callbackUrlViolation(url, target.blockPrivateAddresses);
+    if (violation) {
+      fail('BLOCKED', `auth_url ${violation}`);
       return;
     }
     const host = hostOf(url);

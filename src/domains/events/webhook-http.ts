@@ -1,8 +1,7 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { ForbiddenAddressError, guardedLookup, hostOf, isForbiddenAddress } from '../../platform/http/ssrf.ts';
+import { callbackUrlViolation, ForbiddenAddressError, guardedLookup } from '../../platform/http/ssrf.ts';
 
 export type AttemptOutcome = 'SUCCESS' | 'HTTP_ERROR' | 'TIMEOUT' | 'NETWORK_ERROR' | 'BLOCKED' | 'NOT_CONFIGURED';
 
@@ -62,9 +61,9 @@ export function postWebhook(options: PostOptions): Promise<PostResult> {
       settle({ outcome: 'NOT_CONFIGURED', httpStatus: null, error: 'webhook_url must be http or https' });
       return;
     }
-    const host = hostOf(url);
-    if (options.blockPrivateAddresses && isIP(host) && isForbiddenAddress(host)) {
-      settle({ outcome: 'BLOCKED', httpStatus: null, error: new ForbiddenAddressError(host, host).message });
+    const violation = callbackUrlViolation(url, options.blockPrivateAddresses);
+    if (violation) {
+      settle({ outcome: 'BLOCKED', httpStatus: null, error: `webhook_url ${violation}` });
       return;
     }
 

@@ -1,95 +1,68 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { DeploymentEnv } from '../deployment.ts';
 import { paramInvalid } from '../errors.ts';
 
 /**
  * SSRF guard for the URLs the service calls on a partner's behalf (D38: webhook_url and auth_url).
- * In production an address that is loopback, private, link-local or otherwise not publicly
- * routable is refused; sandbox allows them so partners can develop against a local receiver.
+ * In production an address that is not globally routable unicast is refused; sandbox allows them so partners can develop against a local receiver.
  *
  * The check runs twice: when an operator stores the URL (a clear mistake is refused early) and on
  * every connection, inside the socket's DNS lookup (so a name that later resolves to an internal
  * address, e.g. DNS rebinding, is refused at the moment it would be connected to).
  */
 
-const FORBIDDEN_V4: Array<[string, number]> = [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8], // private
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local (cloud metadata endpoints live here)
-  ['172.16.0.0', 12], // private
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
-  ['192.88.99.0', 24], // 6to4 relay anycast
-  ['192.168.0.0', 16], // private
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // documentation
-  ['203.0.113.0', 24], // documentation
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved and broadcast
-];
-
-const FORBIDDEN_V6: Array<[string, number]> = [
-  ['::', 96], // unspecified, loopback and the deprecated IPv4-compatible block
-  ['100::', 64], // discard-only
-  ['2001:db8::', 32], // documentation
-  ['fc00::', 7], // unique local (private)
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated)
-  ['ff00::', 8], // multicast
-];
-
-const forbidden = new BlockList();
-for (const [net, bits] of FORBIDDEN_V4) forbidden.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of FORBIDDEN_V6) forbidden.addSubnet(net, bits, 'ipv6');
-
-/** The eight 16-bit groups of an IPv6 address (an embedded dotted quad is allowed at the end). */
-function ipv6Groups(address: string): number[] {
-  let text = address.split('%')[0];
-  const quad = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (quad) {
-    const [a, b, c, d] = quad[1].split('.').map(Number);
-    text = text.slice(0, -quad[1].length) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.split('::');
-  const parse = (part: string | undefined) => (part ? part.split(':').map((h) => parseInt(h, 16)) : []);
-  const left = parse(head);
-  const right = parse(tail);
-  const fill = tail === undefined ? [] : new Array(8 - left.length - right.length).fill(0);
-  return [...left, ...fill, ...right];
-}
-
-function v4FromGroups(hi: number, lo: number): string {
-  return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
-}
-
-/** The IPv4 address an IPv6 address carries (mapped, NAT64, 6to4), when it carries one. */
-function embeddedIpv4(address: string): string | null {
-  const g = ipv6Groups(address);
-  if (g.length !== 8) return null;
-  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return v4FromGroups(g[6], g[7]); // ::ffff:a.b.c.d
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return v4FromGroups(g[6], g[7]); // 64:ff9b::/96
-  if (g[0] === 0x2002) return v4FromGroups(g[1], g[2]); // 6to4
-  return null;
-}
-
-/** True for an address the service must not call in production. Anything unparsable is refused. */
+/**
+ * True for an address the service must not call in production; anything unparsable is refused.
+ * Only globally routable unicast passes: ipaddr.js classifies the special-purpose ranges of the
+ * IANA registries (private, loopback, link-local, carrier-grade NAT, documentation, benchmarking,
+ * multicast, reserved, and the IPv6 translation and tunnelling prefixes: IPv4-mapped, NAT64
+ * 64:ff9b::/96 and 64:ff9b:1::/48, Teredo 2001::/32, 6to4 2002::/16), and every one of them is
+ * refused, whatever address it embeds. ::/96 (the deprecated IPv4-compatible block, with :: and
+ * ::1) is refused explicitly: ipaddr.js calls most of it unicast.
+ */
 export function isForbiddenAddress(address: string): boolean {
-  const bare = address.replace(/^\[|\]$/g, '');
-  const family = isIP(bare);
-  if (family === 4) return forbidden.check(bare, 'ipv4');
-  if (family !== 6) return true;
-  const inner = embeddedIpv4(bare);
-  if (inner !== null && forbidden.check(inner, 'ipv4')) return true;
-  return forbidden.check(bare.split('%')[0], 'ipv6');
+  const bare = address.replace(/^\[|\]$/g, '').split('%')[0];
+  if (isIP(bare) === 0) return true;
+  const parsed = ipaddr.process(bare);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return true;
+  return parsed.range() !== 'unicast';
+}
+
+/** Host names that always mean this machine (RFC 6761), whatever DNS says. */
+function isLocalName(host: string): boolean {
+  return host === 'localhost' || host.endsWith('.localhost');
+}
+
+/**
+ * The host of a URL as it is dialled: IPv6 literals without brackets, lower case, trailing dots
+ * removed (`localhost.` is `localhost`).
+ */
+export function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.+$/, '');
+}
+
+/**
+ * The part of the D38 policy that needs no DNS, the same at store time and at connect time: an
+ * http(s) URL without credentials (`user:password@`), and in production not a local name or a
+ * forbidden address literal. Null when the URL passes.
+ */
+export function callbackUrlViolation(url: URL, blockPrivateAddresses: boolean): string | null {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
+  if (url.username !== '' || url.password !== '') return 'must not carry credentials (user:password@)';
+  if (!blockPrivateAddresses) return null;
+  const host = hostOf(url);
+  if (host === '') return 'has no host';
+  if (isLocalName(host)) return `names this machine (${host}), refused in production`;
+  if (isIP(host) && isForbiddenAddress(host)) return `is ${host}, a loopback, private, link-local or otherwise non-public address (refused in production)`;
+  return null;
 }
 
 export class ForbiddenAddressError extends Error {
   readonly code = 'ESSRFBLOCKED';
   constructor(readonly host: string, readonly address: string) {
-    super(`${host} resolves to ${address}, a loopback, private or link-local address (refused in production, D38)`);
+    super(`${host} resolves to ${address}, a loopback, private, link-local or otherwise non-public address (refused in production, D38)`);
     this.name = 'ForbiddenAddressError';
   }
 }
@@ -113,11 +86,6 @@ export const guardedLookup: LookupFunction = (hostname, options, callback) => {
   });
 };
 
-/** The host of a URL as the socket layer sees it (IPv6 literals without brackets). */
-export function hostOf(url: URL): string {
-  return url.hostname.replace(/^\[|\]$/g, '');
-}
-
 /** How long an admin request waits for DNS when checking a URL before accepting it unchecked. */
 const STORE_TIME_DNS_TIMEOUT_MS = 2000;
 
@@ -132,23 +100,27 @@ function resolveAll(host: string): Promise<LookupAddress[] | null> {
 }
 
 /**
- * D38 at the moment an operator stores a webhook_url or auth_url: in production a URL whose host
- * is (or resolves to) a forbidden address is DAPI_PARAM_INVALID naming the field. A name that does
- * not resolve yet is accepted (it may be set up later); every connection is checked again anyway.
+ * D38 at the moment an operator stores a webhook_url or auth_url: a URL carrying credentials is
+ * refused everywhere; in production, a URL whose host is a local name or is (or resolves to) a
+ * forbidden address is DAPI_PARAM_INVALID naming the field. A name that does not resolve yet is
+ * accepted (it may be set up later); every connection is checked again anyway.
  */
 export async function assertCallbackUrlAllowed(env: DeploymentEnv, field: string, value: string | null | undefined): Promise<void> {
-  if (env !== 'production' || value === null || value === undefined) return;
+  if (value === null || value === undefined) return;
   let url: URL;
   try {
     url = new URL(value);
   } catch {
     throw paramInvalid(field, 'is not a URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw paramInvalid(field, 'must be an http or https URL');
+  const production = env === 'production';
+  const violation = callbackUrlViolation(url, production);
+  if (violation) throw paramInvalid(field, violation);
+  if (!production) return;
   const host = hostOf(url);
-  const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await resolveAll(host);
-  const bad = addresses?.find((a) => isForbiddenAddress(a.address));
+  if (isIP(host)) return;
+  const bad = (await resolveAll(host))?.find((a) => isForbiddenAddress(a.address));
   if (bad) {
-    throw paramInvalid(field, `resolves to ${bad.address}, a loopback, private or link-local address (refused in production)`);
+    throw paramInvalid(field, `resolves to ${bad.address}, a loopback, private, link-local or otherwise non-public address (refused in production)`);
   }
 }

@@ -10,9 +10,30 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 /** Schema keyword marking an exact decimal amount (see Money() in sdk/contract/wire.ts). */
 export { DECIMAL_KEYWORD };
 
+/**
+ * Characters no string of the API accepts (docs/security.md): C0 controls (NUL included: PostgreSQL
+ * cannot store it), DEL, C1 controls, and lone UTF-16 surrogates (not Unicode; they would be
+ * stored as U+FFFD). No field of the interface is multi-line, so tab and newlines are refused too.
+ * Checked on every string of every body and query, whatever its kind (ids, names, free text,
+ * emails, URLs); each kind's own pattern or format narrows it further.
+ */
+export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\ud800-\udfff]/u;
+const PLAIN_TEXT_KEYWORD = 'x-plain-text';
+
 function newAjv(coerceTypes: boolean): Ajv {
   const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes, useDefaults: true, removeAdditional: false });
   addFormats(ajv);
+  ajv.addKeyword({
+    keyword: PLAIN_TEXT_KEYWORD,
+    errors: true,
+    validate: function validatePlainText(_enabled: boolean, data: unknown): boolean {
+      if (typeof data !== 'string' || !CONTROL_CHARACTERS.test(data)) return true;
+      (validatePlainText as unknown as { errors: Partial<ErrorObject>[] }).errors = [
+        { keyword: PLAIN_TEXT_KEYWORD, message: 'must not contain control characters or invalid Unicode', params: {} },
+      ];
+      return false;
+    },
+  });
   ajv.addKeyword({
     keyword: DECIMAL_KEYWORD,
     errors: true,
@@ -36,7 +57,7 @@ const queryAjv = newAjv(true);
 /**
  * Amounts are LosslessNumber objects at run time, so the compiled copy of a schema drops `type`
  * from decimal nodes and lets the x-decimal keyword check them; the published OpenAPI document
- * keeps `type: number`.
+ * keeps `type: number`. Every string node gets the plain-text check.
  */
 function forRuntime(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(forRuntime);
@@ -45,6 +66,7 @@ function forRuntime(schema: unknown): unknown {
   const node = schema as Record<string, unknown>;
   for (const [key, value] of Object.entries(node)) out[key] = forRuntime(value);
   if (DECIMAL_KEYWORD in node) delete out.type;
+  if (node.type === 'string' || (Array.isArray(node.type) && node.type.includes('string'))) out[PLAIN_TEXT_KEYWORD] = true;
   return out;
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
+import { Redis } from 'ioredis';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { DestinationStream } from 'pino';
@@ -13,6 +14,7 @@ import { errorEnvelope, frameworkRejection } from './platform/http/envelope.ts';
 import { parseJson, stringifyJson } from './platform/http/json.ts';
 import { registerRoute, type AuthMode, type RouteDef } from './platform/http/router.ts';
 import { validatorCompiler } from './platform/http/validation.ts';
+import { clientErrorHandler, createGuardedServer, rateLimitCounters, type HttpTimeouts } from './platform/http/guards.ts';
 import { Mailer } from './platform/mail.ts';
 import type { AppContext } from './platform/context.ts';
 import { cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardLookup, cardRoutes } from './domains/cards/index.ts';
@@ -86,6 +88,12 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   wireDomains();
   const { config, db } = deps;
   const clock = deps.clock ?? systemClock;
+  const httpTimeouts: HttpTimeouts = {
+    headersTimeoutMs: config.httpHeadersTimeoutMs,
+    requestTimeoutMs: config.httpRequestTimeoutMs,
+    keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs,
+    idleTimeoutMs: config.httpIdleTimeoutMs,
+  };
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -103,6 +111,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // Slow clients are cut off by Node's deadlines; its refusals are answered in the envelope (D3).
+    serverFactory: (handler) => createGuardedServer(httpTimeouts, handler),
+    clientErrorHandler: clientErrorHandler(httpTimeouts),
   });
   const mailer = new Mailer(config, db, app.log);
   const ctx: AppContext = { config, db, clock, mailer };
@@ -195,20 +206,55 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+  // One counter store for every limit: Redis when REDIS_URL is set (shared by all instances behind
+  // the balancer), else in-process.
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: false }) : null;
+  if (redis) app.addHook('onClose', async () => void (await redis.quit()));
   await app.register(rateLimit, {
     global: false,
     hook: 'preValidation',
+    ...(redis ? { redis, nameSpace: 'cardsvc-rate-limit-' } : {}),
     keyGenerator: (req: FastifyRequest) => req.partner?.partnerId ?? req.ip,
     errorResponseBuilder: () => new ApiError('SYS_RATE_LIMITED'),
     // Retry-After (and the limit headers) only on a refusal: every other response stays lean.
     addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
   });
 
-  const adminHook = async (req: FastifyRequest) => {
+  // Limits by source address (docs/security.md): every request to the API before authentication,
+  // the admin API, and failed authentications (key and admin-token guessing).
+  const window = config.rateLimitWindowMs;
+  const byAddress = (prefix: string) => (req: FastifyRequest) => `${prefix}:${req.ip}`;
+  const preAuthLimit = app.createRateLimit({ max: config.preAuthRateLimitMax, timeWindow: window, keyGenerator: byAddress('preauth') });
+  const adminLimit = app.createRateLimit({ max: config.adminRateLimitMax, timeWindow: window, keyGenerator: byAddress('admin') });
+  const authFailureLimit = app.createRateLimit({ max: config.authFailureLimitMax, timeWindow: window, keyGenerator: byAddress('authfail') });
+  const adminFailureLimit = app.createRateLimit({ max: config.adminAuthFailureLimitMax, timeWindow: window, keyGenerator: byAddress('adminfail') });
+  const refuseWhenExceeded = async (limit: typeof preAuthLimit, req: FastifyRequest, counter: keyof typeof rateLimitCounters) => {
+    const state = await limit(req);
+    if (state.isAllowed || !state.isExceeded) return;
+    rateLimitCounters[counter]++;
+    throw new ApiError('SYS_RATE_LIMITED', undefined, { headers: { 'retry-after': String(Math.max(1, Math.ceil(state.ttl / 1000))) } });
+  };
+  app.addHook('onRequest', async (req) => {
+    const path = req.url;
+    if (path.startsWith('/internal/admin/')) await refuseWhenExceeded(adminLimit, req, 'admin');
+    else if (path.startsWith('/open-api') || path.startsWith('/internal/')) await refuseWhenExceeded(preAuthLimit, req, 'preAuth');
+  });
+  /** A failed authentication counts against its address; beyond the budget the answer is 429, not the reason. */
+  const countingFailures = (limit: typeof preAuthLimit, counter: keyof typeof rateLimitCounters, authenticate: (req: FastifyRequest) => Promise<void>) =>
+    async (req: FastifyRequest) => {
+      try {
+        await authenticate(req);
+      } catch (err) {
+        if (err instanceof ApiError && (err.httpStatus === 401 || err.httpStatus === 403)) await refuseWhenExceeded(limit, req, counter);
+        throw err;
+      }
+    };
+
+  const adminHook = countingFailures(adminFailureLimit, 'adminAuthFailures', async (req: FastifyRequest) => {
     const header = req.headers.authorization ?? '';
     const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
     if (!token || !constantTimeEqual(token, config.adminToken)) throw new ApiError('SYS_UNAUTHORIZED');
-  };
+  });
   const authenticator = new PartnerAuthenticator(ctx, partnerCache);
   const signedRequestOf = (req: FastifyRequest) => {
     const header = (name: string) => {
@@ -228,13 +274,13 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       ip: req.ip,
     };
   };
-  const partnerHook = async (req: FastifyRequest) => {
+  const partnerHook = countingFailures(authFailureLimit, 'authFailures', async (req: FastifyRequest) => {
     req.partner = await authenticator.authenticate(signedRequestOf(req));
-  };
+  });
   const networkAuthenticator = new NetworkAuthenticator(ctx);
-  const networkHook = async (req: FastifyRequest) => {
+  const networkHook = countingFailures(authFailureLimit, 'authFailures', async (req: FastifyRequest) => {
     await networkAuthenticator.authenticate(signedRequestOf(req));
-  };
+  });
   const authHook = (mode: AuthMode) => (mode === 'partner' ? partnerHook : mode === 'admin' ? adminHook : mode === 'network' ? networkHook : null);
   const rateLimitConfig = { max: config.rateLimitMax, timeWindow: config.rateLimitWindowMs };
 

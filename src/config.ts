@@ -22,6 +22,21 @@ export interface Config {
   /** Per-partner request budget per window; protects the service from one noisy partner. */
   rateLimitMax: number;
   rateLimitWindowMs: number;
+  /** Requests per source address per window, counted before authentication (docs/security.md). */
+  preAuthRateLimitMax: number;
+  /** Failed signed-request authentications per source address per window; beyond it, 429. */
+  authFailureLimitMax: number;
+  /** Admin API requests per source address per window. */
+  adminRateLimitMax: number;
+  /** Wrong admin tokens per source address per window; beyond it, 429 (token guessing). */
+  adminAuthFailureLimitMax: number;
+  /** Shared rate-limit counters across instances (Redis); in-process when null. */
+  redisUrl: string | null;
+  /** Slow-client deadlines (src/platform/http/guards.ts). */
+  httpHeadersTimeoutMs: number;
+  httpRequestTimeoutMs: number;
+  httpKeepAliveTimeoutMs: number;
+  httpIdleTimeoutMs: number;
   /** D3: a body over 64 KiB is a framework-level rejection. */
   bodyLimitBytes: number;
   /** Base URL partners reach the service at; used in credential retrieval links. */
@@ -62,6 +77,21 @@ const DEFAULT_PORT = 8080;
 const DEFAULT_TIMESTAMP_WINDOW_MS = 5000; // spec 5.4: 5-second window
 const DEFAULT_RATE_LIMIT_MAX = 6000; // per partner per minute: 100 req/s sustained
 const DEFAULT_RATE_LIMIT_WINDOW_MS = 60_000;
+/** Per source address per minute before authentication: room for two partners at their limit behind one address. */
+const DEFAULT_PREAUTH_RATE_LIMIT_MAX = 12_000;
+/** Failed authentications per address per minute: a misconfigured client sees its errors, a guesser stops. */
+const DEFAULT_AUTH_FAILURE_LIMIT_MAX = 60;
+/** Admin API calls per address per minute (operators and their scripts). */
+const DEFAULT_ADMIN_RATE_LIMIT_MAX = 600;
+/** Wrong admin tokens per address per minute. */
+const DEFAULT_ADMIN_AUTH_FAILURE_LIMIT_MAX = 10;
+/** Headers must arrive within 10 s, the whole request (64 KiB at most) within 20 s. */
+const DEFAULT_HTTP_HEADERS_TIMEOUT_MS = 10_000;
+const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 20_000;
+/** Kept-alive connections without a request are closed after 5 s (Node's default). */
+const DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** A connection with no traffic for 30 s is destroyed. */
+const DEFAULT_HTTP_IDLE_TIMEOUT_MS = 30_000;
 const BODY_LIMIT_BYTES = 64 * 1024; // D3
 const DEFAULT_CREDENTIAL_LINK_TTL_MS = 72 * 3600_000; // three days to act on the email
 const DEFAULT_DB_POOL_SIZE = 10;
@@ -187,6 +217,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
     timestampWindowMs: intFrom(env, 'TIMESTAMP_WINDOW_MS', DEFAULT_TIMESTAMP_WINDOW_MS, 1000, 300_000),
     rateLimitMax: intFrom(env, 'RATE_LIMIT_MAX', DEFAULT_RATE_LIMIT_MAX, 1, 10_000_000),
     rateLimitWindowMs: intFrom(env, 'RATE_LIMIT_WINDOW_MS', DEFAULT_RATE_LIMIT_WINDOW_MS, 1000, 3_600_000),
+    preAuthRateLimitMax: intFrom(env, 'PREAUTH_RATE_LIMIT_MAX', DEFAULT_PREAUTH_RATE_LIMIT_MAX, 1, 10_000_000),
+    authFailureLimitMax: intFrom(env, 'AUTH_FAILURE_LIMIT_MAX', DEFAULT_AUTH_FAILURE_LIMIT_MAX, 1, 10_000_000),
+    adminRateLimitMax: intFrom(env, 'ADMIN_RATE_LIMIT_MAX', DEFAULT_ADMIN_RATE_LIMIT_MAX, 1, 10_000_000),
+    adminAuthFailureLimitMax: intFrom(env, 'ADMIN_AUTH_FAILURE_LIMIT_MAX', DEFAULT_ADMIN_AUTH_FAILURE_LIMIT_MAX, 1, 10_000_000),
+    redisUrl: env.REDIS_URL || null,
+    httpHeadersTimeoutMs: intFrom(env, 'HTTP_HEADERS_TIMEOUT_MS', DEFAULT_HTTP_HEADERS_TIMEOUT_MS, 100, 60_000),
+    httpRequestTimeoutMs: intFrom(env, 'HTTP_REQUEST_TIMEOUT_MS', DEFAULT_HTTP_REQUEST_TIMEOUT_MS, 100, 120_000),
+    httpKeepAliveTimeoutMs: intFrom(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS, 100, 120_000),
+    httpIdleTimeoutMs: intFrom(env, 'HTTP_IDLE_TIMEOUT_MS', DEFAULT_HTTP_IDLE_TIMEOUT_MS, 100, 300_000),
     bodyLimitBytes: BODY_LIMIT_BYTES,
     publicBaseUrl,
     credentialLinkTtlMs: intFrom(env, 'CREDENTIAL_LINK_TTL_MS', DEFAULT_CREDENTIAL_LINK_TTL_MS, 60_000, 30 * 24 * 3600_000),
@@ -203,5 +242,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
     serviceRsaPrivateKey: parseServiceRsaKey(env),
     cardVerificationKey: parseCardVerificationKey(env),
   };
+  if (config.httpHeadersTimeoutMs > config.httpRequestTimeoutMs) {
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)');
+  }
   return { config, notices };
 }

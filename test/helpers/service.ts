@@ -109,6 +109,12 @@ export async function startService(options: StartOptions = {}): Promise<TestServ
     DATABASE_URL: 'postgres://unused-by-tests',
     LOG_LEVEL: 'info',
     PORT: '0',
+    // Suites refuse hundreds of bad signatures and admin tokens from one address on purpose; the
+    // limits by address have their own tests (test/hardening.test.ts), which set them low.
+    AUTH_FAILURE_LIMIT_MAX: '1000000',
+    ADMIN_AUTH_FAILURE_LIMIT_MAX: '1000000',
+    PREAUTH_RATE_LIMIT_MAX: '1000000',
+    ADMIN_RATE_LIMIT_MAX: '1000000',
     ...options.env,
   });
   const clock = options.clock ?? new TestClock();

@@ -45,6 +45,7 @@ export type { AppContext };
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
+const CHARSET_PARAMETER = /;\s*charset\s*=\s*([^;\s]*)/i;
 const FRAMEWORK_ERROR_CODES = new Set([
   'FST_ERR_CTP_BODY_TOO_LARGE',
   'FST_ERR_CTP_INVALID_MEDIA_TYPE',
@@ -130,6 +131,12 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     // D3: a method with a body must declare a JSON body; checked before authentication (D5).
     if (BODY_METHODS.has(req.method) && !JSON_CONTENT_TYPE.test(req.headers['content-type'] ?? '')) {
       reply.code(400).type('application/json; charset=utf-8').send(stringifyJson(frameworkRejection('Content-Type must be application/json')));
+      return;
+    }
+    // Bodies are read as UTF-8 (RFC 8259); a body declared in another charset is refused, not misread.
+    const charset = CHARSET_PARAMETER.exec(req.headers['content-type'] ?? '');
+    if (BODY_METHODS.has(req.method) && charset && !/^"?utf-?8"?$/i.test(charset[1])) {
+      reply.code(400).type('application/json; charset=utf-8').send(stringifyJson(frameworkRejection('Content-Type charset must be utf-8')));
       return;
     }
     done();

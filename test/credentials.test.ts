@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { SmtpSink } from './helpers/smtp-sink.ts';
 import { rawRequest } from './helpers/raw-http.ts';
 
 const SETTINGS = '/open-api/partner/v1/settings';
@@ -88,19 +89,40 @@ describe('one-time credential retrieval (4.1, D14)', () => {
     assert.ok(rows.every((r) => r.h !== key && /^[0-9a-f]{64}$/.test(r.h)));
   });
 
-  it('production creates partners without credentials; they arrive only through the link', async () => {
-    const prod = await startService({ env: { CARDSVC_ENV: 'production' } });
+  it('production creates partners without credentials; they arrive only through the link, by email only', async () => {
+    const smtp = await SmtpSink.start();
+    const prod = await startService({ env: { CARDSVC_ENV: 'production', SMTP_URL: smtp.url } });
     try {
       const created = await prod.admin.createPartner({ name: 'prod-partner', ipWhitelist: { api: ['127.0.0.1'] } });
       assert.equal(created.apiKey, null);
       assert.equal(created.secretKey, null);
       const link = await prod.admin.createCredentialLink({ partnerId: created.partnerId, email: 'ops@p.example', retrievalIp: '127.0.0.1' });
-      const [mail] = await prod.db.query<{ body: string }>('SELECT body FROM outbox_mail ORDER BY created_at DESC LIMIT 1');
-      const key = /extractSecretKey: ([A-Za-z0-9]+)/.exec(mail.body)![1];
+      const message = smtp.messages.join('\n').replace(/=\r\n/g, '');
+      const key = /extractSecretKey: ([A-Za-z0-9]+)/.exec(message)![1];
+      // Issue 13: the database keeps no part of the sent message, and operators read nothing secret.
+      const rows = await prod.db.query<{ body: string; transport: string }>('SELECT body, transport FROM outbox_mail WHERE recipient = $1', ['ops@p.example']);
+      assert.deepEqual(rows.map((r) => [r.body, r.transport]), [['', 'SMTP']]);
+      const outbox = await rawRequest(prod.baseUrl, { method: 'GET', path: '/internal/admin/v1/outbox-mail', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      assert.equal(JSON.stringify(outbox.body).includes(key), false, 'the admin outbox never shows the extract key');
       const res = await rawRequest(prod.baseUrl, { method: 'GET', path: new URL(link.extractUrl).pathname + key });
       assert.equal(res.body.code, 'SYS_SUCCESS');
       const client = prod.clientFor(res.body.data);
       assert.equal((await client.partner.settings()).partnerId, created.partnerId);
+    } finally {
+      await prod.close();
+      await smtp.close();
+    }
+  });
+
+  it('production without a mail transport refuses to create a credential link and stores nothing (issue 13)', async () => {
+    const prod = await startService({ env: { CARDSVC_ENV: 'production' } });
+    try {
+      const created = await prod.admin.createPartner({ name: 'prod-no-smtp', ipWhitelist: { api: ['127.0.0.1'] } });
+      const before = await prod.db.query<{ n: number }>('SELECT (SELECT count(*) FROM outbox_mail)::int + (SELECT count(*) FROM credential_links)::int AS n');
+      await assert.rejects(prod.admin.createCredentialLink({ partnerId: created.partnerId, email: 'ops@p.example', retrievalIp: '127.0.0.1' }),
+        (err: { code?: string }) => err.code === 'MAIL_TRANSPORT_REQUIRED');
+      const after = await prod.db.query<{ n: number }>('SELECT (SELECT count(*) FROM outbox_mail)::int + (SELECT count(*) FROM credential_links)::int AS n');
+      assert.equal(after[0].n, before[0].n, 'no link and no mail written');
     } finally {
       await prod.close();
     }

@@ -25,6 +25,7 @@ export const ERROR_CATALOG = {
   SECRET_EXTRACT_INVALID: { httpStatus: 200, message: 'Retrieval link is invalid or already used' },
   SECRET_EXTRACT_EXPIRED: { httpStatus: 200, message: 'Retrieval link has expired' },
   PARTNER_INVALID: { httpStatus: 200, message: 'Partner does not exist' },
+  MAIL_TRANSPORT_REQUIRED: { httpStatus: 200, message: 'Credential links are sent only by email: configure SMTP_URL (production)' },
   APPLY_NOT_FOUND: { httpStatus: 200, message: 'Card application not found' },
   CARD_INVALID: { httpStatus: 200, message: 'Card does not exist or is not active' },
   PCI_NOT_CERTIFIED: { httpStatus: 200, message: 'Partner is not on the PCI allowlist' },

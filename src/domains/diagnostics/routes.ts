@@ -6,6 +6,7 @@ import { DecimalEchoAnswer, DecimalEchoBody, PROBE_AMOUNT_RULES } from '../../..
 import { pageOf, PagingQuery } from '../../platform/http/schema.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
 import { readOutboxMail } from '../../platform/mail.ts';
+import { connectionGuardCounters, rateLimitCounters } from '../../platform/http/guards.ts';
 import { insertDecimalProbe } from './store.ts';
 
 
@@ -53,6 +54,15 @@ export function diagnosticsRoutes(deps: { db: Db }): RouteDef[] {
           sentTime: r.sentAt ? r.sentAt.toISOString() : null, error: r.error, createTime: r.createdAt.toISOString(),
         })));
       },
+    }),
+    route({
+      method: 'GET',
+      url: '/internal/admin/v1/connection-guards',
+      auth: 'admin',
+      tag: 'Admin',
+      summary: 'What the connection guards and the limits by address refused since this instance started (docs/security.md)',
+      errors: [],
+      handler: async () => ({ connections: { ...connectionGuardCounters }, rateLimited: { ...rateLimitCounters } }),
     }),
   ];
 }

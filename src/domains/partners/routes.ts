@@ -76,7 +76,7 @@ export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
       summary: 'Create a one-time credential retrieval link and mail it (4.1, D14)',
       body: CredentialLinkBody,
       data: CredentialLink,
-      errors: ['PARTNER_INVALID'],
+      errors: ['PARTNER_INVALID', 'MAIL_TRANSPORT_REQUIRED'],
       handler: ({ body }) => createCredentialLink(deps, body),
     }),
     route({

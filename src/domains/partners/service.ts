@@ -136,6 +136,11 @@ export async function createCredentialLink(deps: PartnerDeps, input: { partnerId
   if (!isValidWhitelistEntry(input.retrievalIp) || input.retrievalIp.includes('/')) {
     throw paramInvalid('retrievalIp', 'must be a single IP address');
   }
+  // Without a mail transport the message (and its extract key) would wait in the outbox, readable by
+  // operators; in production operators never see credentials, so no link is made at all.
+  if (deps.config.env === 'production' && !deps.config.smtpUrl) {
+    throw new ApiError('MAIL_TRANSPORT_REQUIRED', 'In production a credential link is sent only by email: configure SMTP_URL');
+  }
   const extractSecretKey = newSecretKey(EXTRACT_KEY_LENGTH);
   const extractUrl = deps.config.publicBaseUrl + SECRET_EXTRACT_PATH;
   const expireTime = new Date(deps.clock.now() + deps.config.credentialLinkTtlMs);

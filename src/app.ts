@@ -246,14 +246,34 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     if (path.startsWith('/internal/admin/')) await refuseWhenExceeded(adminLimit, req, 'admin');
     else if (path.startsWith('/open-api') || path.startsWith('/internal/')) await refuseWhenExceeded(preAuthLimit, req, 'preAuth');
   });
-  /** A failed authentication counts against its address; beyond the budget the answer is 429, not the reason. */
+  /**
+   * Failed authentications count against their address (in the shared store). Once an address is
+   * over its budget it is refused with 429 before any verification until the window ends, so a
+   * guesser learns nothing more; another instance learns it at that address's next failure there.
+   */
+  const blockedUntil = new Map<string, number>();
+  const BLOCKED_ADDRESSES_MAX = 100_000;
   const countingFailures = (limit: typeof preAuthLimit, counter: keyof typeof rateLimitCounters, authenticate: (req: FastifyRequest) => Promise<void>) =>
     async (req: FastifyRequest) => {
+      const key = `${counter}:${req.ip}`;
+      const until = blockedUntil.get(key);
+      if (until !== undefined) {
+        if (until > Date.now()) {
+          rateLimitCounters[counter]++;
+          throw new ApiError('SYS_RATE_LIMITED', undefined, { headers: { 'retry-after': String(Math.max(1, Math.ceil((until - Date.now()) / 1000))) } });
+        }
+        blockedUntil.delete(key);
+      }
       try {
         await authenticate(req);
       } catch (err) {
-        if (err instanceof ApiError && (err.httpStatus === 401 || err.httpStatus === 403)) await refuseWhenExceeded(limit, req, counter);
-        throw err;
+        if (!(err instanceof ApiError) || (err.httpStatus !== 401 && err.httpStatus !== 403)) throw err;
+        const state = await limit(req);
+        if (state.isAllowed || !state.isExceeded) throw err;
+        if (blockedUntil.size >= BLOCKED_ADDRESSES_MAX) blockedUntil.clear();
+        blockedUntil.set(key, Date.now() + state.ttl);
+        rateLimitCounters[counter]++;
+        throw new ApiError('SYS_RATE_LIMITED', undefined, { headers: { 'retry-after': String(Math.max(1, Math.ceil(state.ttl / 1000))) } });
       }
     };
 

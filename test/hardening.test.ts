@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { rawRequest } from './helpers/raw-http.ts';
 import { callbackUrlViolation, guardedLookup, isForbiddenAddress } from '../src/platform/http/ssrf.ts';
-import { postWebhook } from '../src/domains/events/webhook-http.ts';
+import { postWebhook } from '../src/domains/events/index.ts';
 import { CardServiceError } from '../sdk/index.ts';
 
 /** Hostile traffic (issue 13): each numbered item of the attack report, against the real listening server. */

@@ -34,6 +34,7 @@ const TABLE_OWNERS: Record<string, string> = {
   schema_migrations: 'platform',
   outbox_mail: 'platform',
   card_keys: 'platform',
+  idempotency_keys: 'platform',
   partners: 'partners',
   replay_nonces: 'partners',
   credential_links: 'partners',

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Static } from 'typebox';
-import { parseJsonLossless, type SignedHttpClient } from '../client.ts';
+import { paginate, parseJsonLossless, type SignedHttpClient } from '../client.ts';
 import type { AttemptItem, EgressIps, EventDetail, EventItem, EventPage, ListEventsQuery, ResendAnswer } from '../contract/events.ts';
 
 // Request and answer types come from the schemas that validate the routes (sdk/contract/events.ts).
@@ -33,6 +33,11 @@ export class EventsResource {
   listEvents(params: ListEventsParams = {}): Promise<Static<typeof EventPage>> {
     return this.http.call('GET', '/open-api/webhook/v1/events', { query: { ...params } });
   }
+  /** Every event matching the filter, newest first, page after page (async iterator). */
+  listAllEvents(params: Omit<ListEventsParams, 'page'> = {}) {
+    return paginate((page) => this.listEvents({ ...params, page, pageSize: params.pageSize ?? 100 }));
+  }
+
 
   /**
    * One event with its delivery attempts, latest first.

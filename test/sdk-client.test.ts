@@ -84,12 +84,12 @@ describe('SDK transport: timeout, retries, errors (issue 14)', () => {
 
   it('does not retry business errors, nor a Retry-After beyond the longest wait', async () => {
     reset([fail(200, 'CUSTOMER_INVALID')]);
-    const business = await client().http.call('GET', '/z').catch((e: CardServiceError) => e);
+    const business = await client().http.call<never>('GET', '/z').catch((e: CardServiceError) => e);
     assert.equal(business.code, 'CUSTOMER_INVALID');
     assert.equal(business.requestId, 'req-0');
     assert.equal(seen.length, 1);
     reset([fail(429, 'SYS_RATE_LIMITED', { 'retry-after': '60' })]);
-    const limited = await client({ maxRetryDelayMs: 1000 }).http.call('GET', '/z').catch((e: CardServiceError) => e);
+    const limited = await client({ maxRetryDelayMs: 1000 }).http.call<never>('GET', '/z').catch((e: CardServiceError) => e);
     assert.equal(limited.code, 'SYS_RATE_LIMITED');
     assert.equal(seen.length, 1);
   });

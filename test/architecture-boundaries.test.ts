@@ -38,6 +38,7 @@ const TABLE_OWNERS: Record<string, string> = {
   partners: 'partners',
   replay_nonces: 'partners',
   credential_links: 'partners',
+  partner_webhook_secrets: 'partners',
   event_sequences: 'events',
   events: 'events',
   event_attempts: 'events',

@@ -94,3 +94,27 @@ export const WEBHOOK_EVENTS: WebhookEventDoc[] = [
       test: true, message: 'Test event from the card-issuing service', partnerId: 'pamiabc123def45678', sentTime: T,
     } },
 ];
+
+// ---- test send and webhook signing secret (issue 14) ----
+
+export const TestWebhookBody = Type.Object({
+  message: Type.Optional(Type.String({ maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description: 'Echoed in the test event (default: a fixed sentence)' })),
+});
+
+export const RotateWebhookSecretBody = Type.Object({
+  overlapSeconds: Type.Optional(Type.Integer({
+    minimum: 0, maximum: 604_800, default: 86_400,
+    description: 'How long the previous secret keeps signing beside the new one (default 1 day, at most 7 days; 0 ends it now)',
+  })),
+});
+
+export const RotatedWebhookSecret = Type.Object({
+  webhookSecret: Type.String({ description: 'The new signing secret (whsec_...): shown only in this answer' }),
+  createTime: IsoTime,
+  previousSecretExpireTime: Nullable(IsoTime),
+});
+
+export const WebhookSecretStatus = Type.Object({
+  configured: Type.Boolean(),
+  secrets: Type.Array(Type.Object({ createTime: IsoTime, expireTime: Nullable(IsoTime) }), { description: 'Valid secrets, newest first (no material)' }),
+});

@@ -316,6 +316,8 @@ export function finishOpenApi(doc: Json, extras: OpenApiExtras): Json {
       for (const t of (op.tags as string[] | undefined) ?? []) if (!usedTags.includes(t)) usedTags.push(t);
       const handWritten = op['x-request-example'];
       delete op['x-request-example'];
+      const acceptsKey = op['x-idempotent'];
+      delete op['x-idempotent'];
       const body = op.requestBody as Json | undefined;
       if (body) {
         const content = body.content as Record<string, Json>;
@@ -329,7 +331,7 @@ export function finishOpenApi(doc: Json, extras: OpenApiExtras): Json {
       if (Array.isArray(op.parameters)) op.parameters = (op.parameters as Json[]).map((p) => ({ ...p, schema: components.share(p.schema) }));
       const security = op.security as Json[] | undefined;
       const isPartner = security?.some((s) => 'sign' in s && 'apiKey' in s);
-      if (method === 'post' && isPartner) op.parameters = [...((op.parameters as Json[] | undefined) ?? []), { $ref: '#/components/parameters/IdempotencyKey' }];
+      if (method === 'post' && isPartner && acceptsKey !== false) op.parameters = [...((op.parameters as Json[] | undefined) ?? []), { $ref: '#/components/parameters/IdempotencyKey' }];
       const responses: Json = {};
       for (const [status, resIn] of Object.entries((op.responses ?? {}) as Record<string, Json>)) {
         const res = resIn as Json;

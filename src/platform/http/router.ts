@@ -29,6 +29,11 @@ export interface RouteDef<B extends TSchema = TSchema, Q extends TSchema = TSche
   description?: string;
   /** OpenAPI operationId; derived from the method and path when absent (see operationIdOf). */
   operationId?: string;
+  /**
+   * Partner POSTs take an Idempotency-Key (issue 14) unless this is false: a read-like POST whose
+   * answer must never be stored (secure card data), which is safe to repeat anyway.
+   */
+  idempotent?: boolean;
   /** A request body example for the OpenAPI document (wire JSON). */
   example?: unknown;
   body?: B;
@@ -71,8 +76,8 @@ function envelopeSchema(data: TSchema | undefined) {
 }
 
 /** Business POSTs of partners take an Idempotency-Key (issue 14). */
-export function isIdempotent(def: Pick<RouteDef, 'method' | 'auth'>): boolean {
-  return def.method === 'POST' && def.auth === 'partner';
+export function isIdempotent(def: Pick<RouteDef, 'method' | 'auth' | 'idempotent'>): boolean {
+  return def.method === 'POST' && def.auth === 'partner' && def.idempotent !== false;
 }
 
 const PATH_NOISE = new Set(['open-api', 'open-api-corp', 'internal', 'v1']);
@@ -172,6 +177,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, options: Regi
       ...(def.auth === 'network' ? { security: [{ networkKey: [], timestamp: [], nonce: [], sign: [] }] } : {}),
       ...(def.auth === 'none' ? { security: [] } : {}),
       ...(def.example !== undefined ? { 'x-request-example': def.example } : {}),
+      ...(def.method === 'POST' && def.auth === 'partner' && !isIdempotent(def) ? { 'x-idempotent': false } : {}),
       response: responsesOf(def, codes),
       'x-error-codes': codes,
     },

@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import { CardServiceError, parseJsonLossless, stringifyJsonLossless, encodeQuery, type Envelope, type QueryValue } from './client.ts';
+import { CardServiceError, parseJsonLossless, stringifyJsonLossless, encodeQuery, transportError, type Envelope, type QueryValue } from './client.ts';
 import type {
   CreatedPartner as CreatedPartnerSchema, CreatePartnerBody, CredentialLink as CredentialLinkSchema, CredentialLinkBody, PartnerView,
   UpdatePartnerBody,
@@ -20,18 +20,35 @@ export class AdminClient {
 
   async raw<T = unknown>(method: 'GET' | 'POST', path: string, options: { query?: Record<string, QueryValue>; body?: unknown } = {}) {
     const query = options.query ? encodeQuery(options.query) : '';
-    const res = await fetch(this.baseUrl + path + (query ? `?${query}` : ''), {
-      method,
-      headers: { authorization: `Bearer ${this.token}`, ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
-      body: method === 'POST' ? stringifyJsonLossless(options.body ?? {}) : undefined,
-    });
-    const text = await res.text();
-    return { status: res.status, envelope: parseJsonLossless(text) as Envelope<T> };
+    const url = this.baseUrl + path + (query ? `?${query}` : '');
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(url, {
+        method,
+        headers: { authorization: `Bearer ${this.token}`, ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
+        body: method === 'POST' ? stringifyJsonLossless(options.body ?? {}) : undefined,
+        signal: AbortSignal.timeout(60_000),
+      });
+      text = await res.text();
+    } catch (err) {
+      throw transportError(err, 60_000, this.baseUrl + path);
+    }
+    let envelope: Envelope<T> | null = null;
+    try {
+      envelope = parseJsonLossless(text) as Envelope<T>;
+    } catch {
+      // handled below
+    }
+    if (!envelope || typeof envelope.code !== 'string') {
+      throw new CardServiceError('INVALID_RESPONSE', `HTTP ${res.status} from ${this.baseUrl + path} is not a JSON envelope`, res.status, null, null, res.headers.get('x-request-id'));
+    }
+    return { status: res.status, envelope, requestId: res.headers.get('x-request-id') };
   }
 
   async call<T = unknown>(method: 'GET' | 'POST', path: string, options: { query?: Record<string, QueryValue>; body?: unknown } = {}): Promise<T> {
-    const { status, envelope } = await this.raw<T>(method, path, options);
-    if (envelope.code !== 'SYS_SUCCESS') throw new CardServiceError(envelope.code, envelope.message ?? '', status, envelope.data, envelope);
+    const { status, envelope, requestId } = await this.raw<T>(method, path, options);
+    if (envelope.code !== 'SYS_SUCCESS') throw new CardServiceError(envelope.code, envelope.message ?? '', status, envelope.data, envelope, requestId);
     return envelope.data;
   }
 

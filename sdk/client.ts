@@ -1,4 +1,4 @@
-import { createHmac, randomInt } from 'node:crypto';
+import { createHmac, randomInt, randomUUID } from 'node:crypto';
 import { LosslessNumber, isInteger, isSafeNumber, parse, stringify } from 'lossless-json';
 
 /**
@@ -11,6 +11,19 @@ export interface ClientOptions {
   secretKey: string;
   /** Clock for X-DAPI-TIMESTAMP (epoch ms); defaults to Date.now. */
   now?: () => number;
+  /** Deadline of one attempt in ms (connect to last byte); default 30 000. A miss is CardServiceError TIMEOUT. */
+  timeoutMs?: number;
+  /**
+   * Retries after the first attempt, for network errors, timeouts, HTTP 429, 409 (IDEMPOTENCY_KEY_IN_USE)
+   * and 5xx, on idempotent calls only: every GET, and POSTs sent with an Idempotency-Key. Default 2; 0 disables.
+   */
+  maxRetries?: number;
+  /** First retry delay in ms, doubled per retry with full jitter; default 300. A larger Retry-After wins. */
+  retryBaseDelayMs?: number;
+  /** Longest wait before a retry; a Retry-After beyond it ends the retries. Default 10 000. */
+  maxRetryDelayMs?: number;
+  /** Send a fresh Idempotency-Key (a UUID, kept across the retries) on every POST made with call(); default true. */
+  autoIdempotencyKey?: boolean;
 }
 
 /** The response envelope of every endpoint (2.1). */
@@ -23,16 +36,37 @@ export interface Envelope<T = unknown> {
   success?: boolean;
 }
 
+/**
+ * Every failure of an SDK call: a service error code from the envelope, or a client-side one —
+ * `NETWORK_ERROR` (no connection, reset: httpStatus 0), `TIMEOUT` (no complete answer within
+ * timeoutMs: httpStatus 0), `INVALID_RESPONSE` (an answer that is not a JSON envelope).
+ */
 export class CardServiceError extends Error {
+  /** The service's message without the code (the `message` property reads `CODE: message`). */
+  readonly serviceMessage: string;
+
   constructor(
     readonly code: string,
     message: string,
     readonly httpStatus: number,
     readonly data: unknown,
     readonly envelope: Envelope | null,
+    /** The x-request-id of the answer (quote it to support), or null when there was no answer. */
+    readonly requestId: string | null = null,
+    options: { cause?: unknown; attempts?: number } = {},
   ) {
-    super(`${code}: ${message}`);
+    super(`${code}: ${message}`, options.cause !== undefined ? { cause: options.cause } : undefined);
     this.name = 'CardServiceError';
+    this.serviceMessage = message;
+    this.attempts = options.attempts ?? 1;
+  }
+
+  /** Attempts made (1 + retries). */
+  readonly attempts: number;
+
+  /** True for failures a retry may cure: network errors, timeouts, 429, 409 IDEMPOTENCY_KEY_IN_USE, 5xx. */
+  get retryable(): boolean {
+    return this.code === 'NETWORK_ERROR' || this.code === 'TIMEOUT' || this.httpStatus === 429 || this.httpStatus === 409 || this.httpStatus >= 500;
   }
 }
 
@@ -47,6 +81,11 @@ export interface RequestOptions {
   headers?: Record<string, string | null>;
   timestamp?: string;
   nonce?: string;
+  /** POST only: the Idempotency-Key to send (call() makes one up unless false or autoIdempotencyKey is off). */
+  idempotencyKey?: string | false;
+  /** Overrides of the client's timeoutMs and maxRetries for this call. */
+  timeoutMs?: number;
+  maxRetries?: number;
 }
 
 export interface RawResponse<T = unknown> {
@@ -85,17 +124,61 @@ export function encodeQuery(query: Record<string, QueryValue>): string {
   return params.toString();
 }
 
+/** The page shape of every list endpoint (2.2, D9). */
+export interface PageOf<T> {
+  page: number;
+  pageSize: number;
+  total: number;
+  result: T[];
+}
+
+/**
+ * Every item of a list endpoint, page after page, as an async iterator:
+ * `for await (const org of client.organizations.listAll()) ...`. Lists are newest first, so an item
+ * created while iterating may be seen twice or not at all: deduplicate on its id if it matters.
+ */
+export async function* paginate<T>(fetchPage: (page: number) => Promise<PageOf<T>>): AsyncGenerator<T, void, undefined> {
+  for (let page = 1; ; page++) {
+    const current = await fetchPage(page);
+    yield* current.result;
+    if (current.result.length === 0 || page * current.pageSize >= Number(current.total)) return;
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** One attempt's transport failure as a CardServiceError (never a bare TypeError). */
+export function transportError(err: unknown, timeoutMs: number, url: string): CardServiceError {
+  const name = (err as { name?: string }).name;
+  if (name === 'TimeoutError' || name === 'AbortError') {
+    return new CardServiceError('TIMEOUT', `no complete answer from ${url} within ${timeoutMs} ms`, 0, null, null, null, { cause: err });
+  }
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  const reason = cause?.code ?? cause?.message ?? (err as Error).message ?? String(err);
+  return new CardServiceError('NETWORK_ERROR', `cannot reach ${url}: ${reason}`, 0, null, null, null, { cause: err });
+}
+
 export class SignedHttpClient {
   readonly baseUrl: string;
   readonly apiKey: string;
   private readonly secretKey: string;
   private readonly now: () => number;
+  readonly timeoutMs: number;
+  readonly maxRetries: number;
+  private readonly retryBaseDelayMs: number;
+  private readonly maxRetryDelayMs: number;
+  private readonly autoIdempotencyKey: boolean;
 
   constructor(options: ClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.apiKey = options.apiKey;
     this.secretKey = options.secretKey;
     this.now = options.now ?? Date.now;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.maxRetries = options.maxRetries ?? 2;
+    this.retryBaseDelayMs = options.retryBaseDelayMs ?? 300;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 10_000;
+    this.autoIdempotencyKey = options.autoIdempotencyKey ?? true;
   }
 
   /** 5.3: lowercase hex HmacSHA256(apiKey + timestamp + nonce + payload) keyed by the secretKey's UTF-8 bytes. */
@@ -126,18 +209,67 @@ export class SignedHttpClient {
       if (existing) delete headers[existing];
       if (value !== null) headers[name] = value;
     }
+    if (method === 'POST' && typeof options.idempotencyKey === 'string') headers['Idempotency-Key'] = options.idempotencyKey;
     const url = this.baseUrl + path + (queryString ? `?${queryString}` : '');
-    const res = await fetch(url, { method, headers, body: bodyText ?? undefined });
-    const text = await res.text();
-    return { status: res.status, headers: res.headers, text, envelope: parseJsonLossless(text) as Envelope<T> };
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(url, { method, headers, body: bodyText ?? undefined, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+      text = await res.text();
+    } catch (err) {
+      throw transportError(err, timeoutMs, this.baseUrl + path);
+    }
+    let envelope: Envelope<T>;
+    try {
+      envelope = parseJsonLossless(text) as Envelope<T>;
+    } catch (err) {
+      envelope = null as unknown as Envelope<T>;
+      void err;
+    }
+    if (envelope === null || typeof envelope !== 'object' || typeof envelope.code !== 'string') {
+      throw new CardServiceError('INVALID_RESPONSE', `HTTP ${res.status} from ${this.baseUrl + path} is not a JSON envelope`, res.status, null, null,
+        res.headers.get('x-request-id'));
+    }
+    return { status: res.status, headers: res.headers, text, envelope };
   }
 
-  /** Sends a signed request; resolves with `data` on SYS_SUCCESS, otherwise throws CardServiceError. */
+  /** Wait before retry number `retry` (from 1): full-jitter exponential backoff, or Retry-After; null = do not retry. */
+  private retryDelay(retry: number, retryAfter: string | null): number | null {
+    const backoff = Math.min(this.maxRetryDelayMs, this.retryBaseDelayMs * 2 ** (retry - 1));
+    const jittered = Math.round(backoff / 2 + Math.random() * (backoff / 2));
+    if (retryAfter === null || !/^\d+$/.test(retryAfter)) return jittered;
+    const wanted = Number(retryAfter) * 1000;
+    return wanted > this.maxRetryDelayMs ? null : Math.max(wanted, jittered);
+  }
+
+  /**
+   * Sends a signed request; resolves with `data` on SYS_SUCCESS, otherwise throws CardServiceError.
+   * Idempotent calls (GETs, and POSTs with an Idempotency-Key: one is made up unless told
+   * otherwise) are retried on network errors, timeouts, 429, 409 and 5xx, with backoff; each
+   * attempt is signed afresh (new timestamp and nonce).
+   */
   async call<T = unknown>(method: 'GET' | 'POST', path: string, options: RequestOptions = {}): Promise<T> {
-    const { status, envelope } = await this.raw<T>(method, path, options);
-    if (envelope?.code !== 'SYS_SUCCESS') {
-      throw new CardServiceError(envelope?.code ?? 'UNKNOWN', envelope?.message ?? `HTTP ${status}`, status, envelope?.data ?? null, envelope ?? null);
+    const idempotencyKey = method !== 'POST' || options.idempotencyKey === false ? undefined
+      : options.idempotencyKey ?? (this.autoIdempotencyKey ? randomUUID() : undefined);
+    const retriable = method === 'GET' || idempotencyKey !== undefined;
+    const maxRetries = retriable ? (options.maxRetries ?? this.maxRetries) : 0;
+    for (let attempt = 1; ; attempt++) {
+      let failure: CardServiceError;
+      let retryAfter: string | null = null;
+      try {
+        const { status, headers, envelope } = await this.raw<T>(method, path, { ...options, idempotencyKey: idempotencyKey ?? false });
+        if (envelope.code === 'SYS_SUCCESS') return envelope.data;
+        failure = new CardServiceError(envelope.code, envelope.message ?? `HTTP ${status}`, status, envelope.data ?? null, envelope,
+          headers.get('x-request-id'), { attempts: attempt });
+        retryAfter = headers.get('retry-after');
+      } catch (err) {
+        if (!(err instanceof CardServiceError)) throw err;
+        failure = new CardServiceError(err.code, err.serviceMessage, err.httpStatus, err.data, err.envelope, err.requestId, { cause: err.cause, attempts: attempt });
+      }
+      const wait = failure.retryable && attempt <= maxRetries ? this.retryDelay(attempt, retryAfter) : null;
+      if (wait === null) throw failure;
+      await sleep(wait);
     }
-    return envelope.data;
   }
 }

@@ -12,7 +12,19 @@ import { ping, type Db } from './platform/db/db.ts';
 import { ApiError } from './platform/errors.ts';
 import { errorEnvelope, frameworkRejection } from './platform/http/envelope.ts';
 import { parseJson, stringifyJson } from './platform/http/json.ts';
-import { registerRoute, type AuthMode, type RouteDef } from './platform/http/router.ts';
+import { operationIdOf, registerRoute, type AuthMode, type RouteDef } from './platform/http/router.ts';
+import { IdempotencyKeys } from './platform/http/idempotency.ts';
+import { finishOpenApi, type OpenApiExtras } from './platform/http/openapi.ts';
+import * as authorizationContract from '../sdk/contract/authorization.ts';
+import * as cardsContract from '../sdk/contract/cards.ts';
+import * as customersContract from '../sdk/contract/customers.ts';
+import * as eventsContract from '../sdk/contract/events.ts';
+import * as fundingContract from '../sdk/contract/funding.ts';
+import * as organizationsContract from '../sdk/contract/organizations.ts';
+import * as partnersContract from '../sdk/contract/partners.ts';
+import * as sandboxContract from '../sdk/contract/sandbox.ts';
+import * as velocityContract from '../sdk/contract/velocity.ts';
+import * as webhooksContract from '../sdk/contract/webhooks.ts';
 import { validatorCompiler } from './platform/http/validation.ts';
 import { clientErrorHandler, createGuardedServer, rateLimitCounters, type HttpTimeouts } from './platform/http/guards.ts';
 import { Mailer } from './platform/mail.ts';
@@ -193,6 +205,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   });
 
   await app.register(swagger, {
+    // Issue 14: servers, shared components, examples, webhooks, partner routes first (openapi.ts).
+    transformObject: (document) => finishOpenApi((document as { openapiObject: Record<string, unknown> }).openapiObject, openApiExtras(config)),
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -310,13 +324,14 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   });
   const authHook = (mode: AuthMode) => (mode === 'partner' ? partnerHook : mode === 'admin' ? adminHook : mode === 'network' ? networkHook : null);
   const rateLimitConfig = { max: config.rateLimitMax, timeWindow: config.rateLimitWindowMs };
+  const idempotency = new IdempotencyKeys(db, clock);
 
   // D37: the service's RSA key pair exists before the first request (generated at first start).
   const serviceKeys = new ServiceKeys(ctx);
   await serviceKeys.ensure();
-  for (const def of allRoutes(ctx, partnerCache, deps.partnerDecision, serviceKeys)) {
-    if (def.sandboxOnly && config.env !== 'sandbox') continue;
-    registerRoute(app, def, { authHook, rateLimit: rateLimitConfig });
+  const routes = allRoutes(ctx, partnerCache, deps.partnerDecision, serviceKeys).filter((def) => !def.sandboxOnly || config.env === 'sandbox');
+  for (const [def, operationId] of operationIds(routes)) {
+    registerRoute(app, def, { authHook, rateLimit: rateLimitConfig, idempotency, operationId });
   }
 
   app.get('/openapi.json', { schema: { hide: true } }, async (_req, reply) => {
@@ -334,4 +349,72 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   });
 
   return { app, ctx };
+}
+
+/** Each route with its OpenAPI operationId (derived from the path, unique: a clash is a bug). */
+export function operationIds(routes: RouteDef[]): [RouteDef, string][] {
+  const postPaths = new Set(routes.filter((r) => r.method === 'POST').map((r) => r.url));
+  const getPaths = new Set(routes.filter((r) => r.method === 'GET').map((r) => r.url));
+  const seen = new Set<string>();
+  return routes.map((def) => {
+    const clash = postPaths.has(def.url) && getPaths.has(def.url);
+    const id = operationIdOf(def, clash);
+    if (seen.has(id)) throw new Error(`duplicate operationId ${id} (${def.method} ${def.url}): give the route an explicit operationId`);
+    seen.add(id);
+    return [def, id];
+  });
+}
+
+/** What the generated OpenAPI document is finished with (src/platform/http/openapi.ts). */
+function openApiExtras(config: Config): OpenApiExtras {
+  const namedSchemas: Record<string, unknown> = {};
+  for (const contract of [partnersContract, organizationsContract, customersContract, fundingContract, cardsContract, velocityContract,
+    authorizationContract, eventsContract, sandboxContract, webhooksContract]) {
+    for (const [name, value] of Object.entries(contract)) {
+      if (value && typeof value === 'object' && !Array.isArray(value) && !(name in namedSchemas)) namedSchemas[name] = value;
+    }
+  }
+  return {
+    servers: [{ url: config.publicBaseUrl, description: `This deployment (${config.env})` }],
+    description: [
+      'Signed HTTP/JSON interface for partners of the card-issuing service.',
+      '',
+      '**Signing.** Every partner call carries `X-DAPI-API-KEY`, `X-DAPI-TIMESTAMP` (13-digit epoch milliseconds), `X-DAPI-NONCE` (integer in',
+      '[10000, 99999], fresh per request) and `X-DAPI-SIGN` = lowercase hex HmacSHA256(apiKey + timestamp + nonce + payload) keyed with your',
+      'secretKey; payload is the raw query string (GET) or the raw body (POST). The timestamp must be within 5 s of the service clock.',
+      '',
+      '**Envelope.** Every answer is `{code, message, messageDetail, data}`; `code` = `SYS_SUCCESS` is the only success criterion.',
+      'Business errors come with HTTP 200; each operation lists its codes with their HTTP status.',
+      '',
+      '**Amounts** are JSON numbers with exact digits: parse them with a lossless JSON reader.',
+      '',
+      '**Retries.** Send an `Idempotency-Key` header on business POSTs: a retry with the same key and body answers the first response',
+      'without a second write (24 hours).',
+      '',
+      '**Webhooks.** The `webhooks` section lists every event POSTed to your webhookUrl; `POST /open-api/webhook/v1/test` sends one now.',
+      '',
+      '**Common codes** (every signed route): DAPI_API_KEY_INVALID, DAPI_TIMESTAMP_FORMAT_ERROR, DAPI_TIMESTAMP_EXPIRED, DAPI_NONCE_INVALID,',
+      'DAPI_SIGN_INVALID, DAPI_NONCE_REPLAYED (HTTP 401), DAPI_IP_NOT_ALLOWED (403), SYS_RATE_LIMITED (429, Retry-After), SYS_ILLEGAL_PARAM',
+      '(400: Content-Type, malformed JSON, body over 64 KiB), SYS_INTERNAL_ERROR (500), SYS_NOT_FOUND (404, unknown path).',
+      '',
+      'Operator routes (tag Admin, bearer token) are listed last. The partner SDK (`card-issuing-sdk`) wraps every partner route.',
+    ].join('\n'),
+    namedSchemas,
+    webhooks: webhooksContract.WEBHOOK_EVENTS,
+    tagOrder: [
+      { name: 'Partner', description: 'Your own settings' },
+      { name: 'Organizations', description: 'Companies, restrictions' },
+      { name: 'Employees', description: 'Employees, KYC, restrictions' },
+      { name: 'Funds', description: 'Funding pools, statements, low-balance alerts' },
+      { name: 'Cards', description: 'Card profiles, applications, cards, secure card data, VAs, transfers' },
+      { name: 'Velocity rules', description: 'Spend-limit rules, bindings, quotas' },
+      { name: 'Transactions', description: 'Card transactions' },
+      { name: 'Authorization forwarding', description: 'Deciding your cards\' spend at your auth_url (D37)' },
+      { name: 'Webhooks', description: 'Event log, redelivery, test events, webhook signing secret' },
+      { name: 'Sandbox', description: 'Simulations (sandbox only, D40)' },
+      { name: 'Credentials', description: 'One-time credential retrieval (4.1)' },
+      { name: 'Network ingress', description: 'Card network messages (operators of the network link only)' },
+    ],
+    operatorTags: ['Admin'],
+  };
 }

@@ -1,6 +1,4 @@
-import { readFileSync, existsSync } from 'node:fs';
-import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { Command, CommanderError } from 'commander';
 import pino from 'pino';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
@@ -8,13 +6,8 @@ import { migrate } from './platform/db/migrate.ts';
 import { openDatabase } from './platform/db/open.ts';
 import { startWorkers } from './workers.ts';
 import { auditLedger } from './domains/ledger/index.ts';
+import { adminCommand, CliFailure, type CliIo } from './admin-cli.ts';
 
-const USAGE = `Usage:
-  cardsvc serve                      start the HTTP service (migrations are applied first)
-  cardsvc migrate                    apply pending database migrations and exit
-  cardsvc ledger-audit [partnerId]   re-derive every ledger balance from its postings (D33); exit 1 on any finding
-  cardsvc admin <command> [options]  operator commands over the admin API (see docs/operations.md)
-`;
 
 /**
  * Log lines are collected up to this size and written with one system call (one write per line
@@ -73,97 +66,62 @@ async function ledgerAudit(partnerId: string | undefined): Promise<void> {
   }
 }
 
-function adminToken(): string {
-  if (process.env.ADMIN_TOKEN) return process.env.ADMIN_TOKEN;
-  const file = path.join(path.resolve(process.env.DATA_DIR || './data'), 'admin-token');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  throw new ConfigError('ADMIN_TOKEN is not set and no generated token was found in the data folder');
-}
-
-async function admin(args: string[]): Promise<void> {
-  const [command, ...rest] = args;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      url: { type: 'string', default: process.env.ADMIN_URL || `http://127.0.0.1:${process.env.PORT || 8080}` },
-      name: { type: 'string' },
-      'partner-id': { type: 'string' },
-      pci: { type: 'boolean' },
-      'webhook-url': { type: 'string' },
-      'auth-url': { type: 'string' },
-      'api-ip': { type: 'string', multiple: true },
-      email: { type: 'string' },
-      'retrieval-ip': { type: 'string' },
-      ip: { type: 'string', multiple: true },
-      'key-id': { type: 'string' },
-      json: { type: 'string' },
-    },
-  });
-  const call = async (method: 'GET' | 'POST', route: string, body?: unknown) => {
-    const res = await fetch(values.url + route, {
-      method,
-      headers: { authorization: `Bearer ${adminToken()}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    console.log(text);
-    const parsed = JSON.parse(text) as { code?: string };
-    if (parsed.code !== 'SYS_SUCCESS') process.exitCode = 1;
+/** The whole command line: serve, migrate, ledger-audit and the operator commands (src/admin-cli.ts). */
+export function program(io: CliIo): Command {
+  const cli = new Command('cardsvc')
+    .description('Card-issuing platform service: the HTTP service and its operator tools')
+    .showHelpAfterError('(add --help for usage)')
+    .configureOutput({ writeOut: (t) => io.out(t.replace(/\n$/, '')), writeErr: (t) => io.err(t.replace(/\n$/, '')) })
+    .exitOverride();
+  cli.command('serve', { isDefault: true }).description('start the HTTP service (migrations are applied first)').action(serve);
+  cli.command('migrate').description('apply pending database migrations and exit').action(migrateOnly);
+  cli.command('ledger-audit').description('re-derive every ledger balance from its postings (D33); exit 1 on any finding')
+    .argument('[partnerId]', 'audit one partner only')
+    .action((partnerId?: string) => ledgerAudit(partnerId));
+  cli.addCommand(adminCommand(io));
+  // Every command exits through the same path: usage errors 2, help 0 (commander throws).
+  const exitOverride = (c: Command) => {
+    c.exitOverride();
+    c.showHelpAfterError('(add --help for usage)');
+    c.configureOutput({ writeOut: (t) => io.out(t.replace(/\n$/, '')), writeErr: (t) => io.err(t.replace(/\n$/, '')) });
+    c.commands.forEach(exitOverride);
   };
-  const extra = values.json ? (JSON.parse(values.json) as Record<string, unknown>) : {};
-  switch (command) {
-    case 'partner-create':
-      return call('POST', '/internal/admin/v1/partners', {
-        name: values.name,
-        pciCertified: values.pci ?? false,
-        webhookUrl: values['webhook-url'],
-        authUrl: values['auth-url'],
-        ipWhitelist: values['api-ip'] ? { api: values['api-ip'] } : undefined,
-        ...extra,
-      });
-    case 'partner-update':
-      return call('POST', '/internal/admin/v1/partners/update', { partnerId: values['partner-id'], ...extra });
-    case 'partner-list':
-      return call('GET', '/internal/admin/v1/partners');
-    case 'partner-show':
-      return call('GET', `/internal/admin/v1/partners/detail?partnerId=${encodeURIComponent(values['partner-id'] ?? '')}`);
-    case 'credential-link':
-      return call('POST', '/internal/admin/v1/credential-links', {
-        partnerId: values['partner-id'], email: values.email, retrievalIp: values['retrieval-ip'],
-      });
-    case 'network-key-create':
-      return call('POST', '/internal/admin/v1/network-keys', { name: values.name, ipAllowlist: values.ip ?? [] });
-    case 'network-key-list':
-      return call('GET', '/internal/admin/v1/network-keys');
-    case 'network-key-revoke':
-      return call('POST', '/internal/admin/v1/network-keys/revoke', { networkKeyId: values['key-id'] });
-    case 'call': {
-      const [method, route] = positionals;
-      if ((method !== 'GET' && method !== 'POST') || !route) throw new ConfigError('usage: admin call GET|POST /internal/admin/v1/... [--json BODY]');
-      return call(method, route, method === 'POST' ? extra : undefined);
+  cli.commands.forEach(exitOverride);
+  return cli;
+}
+
+/** Runs the command line; answers the exit code (0 ok, 1 failure, 2 usage or configuration). */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  try {
+    await program(io).parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help (asked for) exits 0; a usage error (already written, one line plus the --help hint) 2.
+      return err.exitCode === 0 ? 0 : 2;
     }
-    default:
-      console.error(`unknown admin command "${command ?? ''}"\ncommands: partner-create, partner-update, partner-list, partner-show, credential-link, network-key-create, network-key-list, network-key-revoke, call`);
-      process.exitCode = 2;
+    if (err instanceof CliFailure) {
+      io.err(`error: ${err.message}`);
+      return err.exitCode;
+    }
+    if (err instanceof ConfigError) {
+      io.err(`configuration error: ${err.message}`);
+      return 2;
+    }
+    io.err(`error: ${(err as Error).message ?? String(err)}`);
+    return 1;
   }
 }
 
-async function main(): Promise<void> {
-  const [command, ...args] = process.argv.slice(2);
-  if (command === 'serve' || command === undefined) return serve();
-  if (command === 'migrate') return migrateOnly();
-  if (command === 'ledger-audit') return ledgerAudit(args[0]);
-  if (command === 'admin') return admin(args);
-  process.stderr.write(USAGE);
-  process.exitCode = 2;
-}
+const processIo: CliIo = {
+  out: (t) => process.stdout.write(`${t}\n`),
+  err: (t) => process.stderr.write(`${t}\n`),
+  env: process.env,
+  progressStream: process.stderr,
+};
 
-main().catch((err) => {
-  if (err instanceof ConfigError) {
-    console.error(`configuration error: ${err.message}`);
-    process.exit(2);
-  }
-  console.error(err);
-  process.exit(1);
+runCli(process.argv.slice(2), processIo).then((code) => {
+  // serve keeps running (its listeners hold the process); every other command ends here.
+  if (code !== 0) process.exit(code);
+  process.exitCode = code;
 });

@@ -5,12 +5,15 @@ import { webhookDeliveryJob } from './domains/events/index.ts';
 import { lowBalanceJob } from './domains/funding/index.ts';
 import { holdExpiryJob } from './domains/authorization/index.ts';
 import { sweepReplayStore } from './domains/partners/index.ts';
+import { sweepIdempotencyKeys } from './platform/http/idempotency.ts';
 
 /** Where background work logs: one line per job outcome (info/warn/error; levels the logger lacks are skipped). */
 export type Logger = JobLog;
 
 /** How often expired replay-store entries are swept. */
 const NONCE_SWEEP_INTERVAL_MS = 30_000;
+/** How often expired Idempotency-Keys are deleted. */
+const IDEMPOTENCY_SWEEP_INTERVAL_MS = 300_000;
 /** Margin beyond the window, so a sweep never races a request being accepted at the edge. */
 const NONCE_SWEEP_MARGIN_MS = 60_000;
 
@@ -39,6 +42,12 @@ export function periodicTasks(ctx: AppContext): PeriodicTask[] {
       name: 'replay-sweep',
       intervalMs: NONCE_SWEEP_INTERVAL_MS,
       run: () => sweepReplayStore(ctx.db, ctx.clock.now() - ctx.config.timestampWindowMs - NONCE_SWEEP_MARGIN_MS),
+    },
+    {
+      // Issue 14: Idempotency-Keys older than 24 hours no longer count; their rows are deleted.
+      name: 'idempotency-sweep',
+      intervalMs: IDEMPOTENCY_SWEEP_INTERVAL_MS,
+      run: () => sweepIdempotencyKeys(ctx.db, ctx.clock.now()),
     },
   ];
 }

@@ -34,6 +34,9 @@ describe('error catalog (D2)', () => {
       SYS_ILLEGAL_PARAM: 400, SYS_NOT_FOUND: 404, SYS_RATE_LIMITED: 429, SYS_INTERNAL_ERROR: 500, DAPI_IP_NOT_ALLOWED: 403,
       DAPI_API_KEY_INVALID: 401, DAPI_SIGN_INVALID: 401, DAPI_NONCE_INVALID: 401, DAPI_NONCE_REPLAYED: 401,
       DAPI_TIMESTAMP_FORMAT_ERROR: 401, DAPI_TIMESTAMP_EXPIRED: 401,
+      // Project decision (docs/decisions.md, issue 14): a copy of a request still executing is
+      // transient and retryable like a rate limit, so it is not a business answer.
+      IDEMPOTENCY_KEY_IN_USE: 409,
     };
     for (const [code, entry] of Object.entries(ERROR_CATALOG)) {
       const want = expected[code] ?? (code === 'SYS_UNAUTHORIZED' ? 401 : 200);

@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import type { SignedHttpClient } from '../client.ts';
+import { paginate, type SignedHttpClient } from '../client.ts';
 import type {
   ApplyCardBody, ApplyView, BalanceAmounts as BalanceAmountsSchema, BalanceMode as BalanceModeSchema, CardNetwork as CardNetworkSchema,
   CardPage as CardPageSchema, CardStatus as CardStatusSchema, CardSubjectType as CardSubjectTypeSchema, CardView, DepositAccountView,
@@ -93,6 +93,11 @@ export class CardsResource {
   list(params: ListCardsParams): Promise<Static<typeof CardPageSchema>> {
     return this.http.call('GET', '/open-api-corp/card/v1/list', { query: { ...params } });
   }
+  /** Every card matching the filter, page after page (async iterator). */
+  listAll(params: Omit<ListCardsParams, 'page'>) {
+    return paginate((page) => this.list({ ...params, page, pageSize: params.pageSize ?? 100 }));
+  }
+
 
   /** @example await client.cards.block(cardId); */
   block(cardId: string): Promise<Card> {

@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import type { SignedHttpClient } from '../client.ts';
+import { paginate, type SignedHttpClient } from '../client.ts';
 import type {
   AddressBody, CreateCustomerBody, CustomerPage, CustomerRestrictions as CustomerRestrictionsSchema, CustomerView, ListCustomersQuery,
   UpdateNameBody, UpdatePhoneBody,
@@ -44,6 +44,11 @@ export class CustomersResource {
   list(params: ListCustomersParams): Promise<Static<typeof CustomerPage>> {
     return this.http.call('GET', '/open-api-corp/customer/v1/list', { query: { ...params } });
   }
+  /** Every employee of a company, page after page (async iterator). */
+  listAll(params: Omit<ListCustomersParams, 'page'>) {
+    return paginate((page) => this.list({ ...params, page, pageSize: params.pageSize ?? 100 }));
+  }
+
 
   /**
    * Replaces the name as a whole (4.5 rule 1); a real change starts a KYC review.

@@ -1,7 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Static } from 'typebox';
-import { parseJsonLossless, type SignedHttpClient } from '../client.ts';
+import { paginate, parseJsonLossless, type SignedHttpClient } from '../client.ts';
 import type { AttemptItem, EgressIps, EventDetail, EventItem, EventPage, ListEventsQuery, ResendAnswer } from '../contract/events.ts';
+import type { RotatedWebhookSecret, RotateWebhookSecretBody, WebhookSecretStatus } from '../contract/webhooks.ts';
 
 // Request and answer types come from the schemas that validate the routes (sdk/contract/events.ts).
 export type { EventStatus } from '../contract/events.ts';
@@ -32,6 +33,31 @@ export class EventsResource {
    */
   listEvents(params: ListEventsParams = {}): Promise<Static<typeof EventPage>> {
     return this.http.call('GET', '/open-api/webhook/v1/events', { query: { ...params } });
+  }
+  /** Every event matching the filter, newest first, page after page (async iterator). */
+  listAllEvents(params: Omit<ListEventsParams, 'page'> = {}) {
+    return paginate((page) => this.listEvents({ ...params, page, pageSize: params.pageSize ?? 100 }));
+  }
+
+  /**
+   * Sends a WEBHOOK_TEST event to your webhook_url now; answers the event with its single attempt.
+   * @example const test = await client.events.sendTest(); console.log(test.status, test.attemptLog[0]);
+   */
+  sendTest(params: { message?: string } = {}): Promise<Static<typeof EventDetail>> {
+    return this.http.call('POST', '/open-api/webhook/v1/test', { body: params });
+  }
+
+  /**
+   * Creates or rotates your webhook signing secret (shown only in this answer); the previous one keeps
+   * signing for `overlapSeconds` (default 86400). Verify with `verifyWebhook({..., webhookSecrets})`.
+   */
+  rotateSecret(params: Static<typeof RotateWebhookSecretBody> = {}): Promise<Static<typeof RotatedWebhookSecret>> {
+    return this.http.call('POST', '/open-api/webhook/v1/secret/rotate', { body: params });
+  }
+
+  /** Your valid webhook secrets: creation and expiry times only. */
+  secretStatus(): Promise<Static<typeof WebhookSecretStatus>> {
+    return this.http.call('GET', '/open-api/webhook/v1/secret');
   }
 
   /**
@@ -71,7 +97,13 @@ export class WebhookVerificationError extends Error {
 
 export interface VerifyWebhookInput {
   apiKey: string;
-  secretKey: string;
+  /** Your API secretKey: checks X-DAPI-SIGN (D38). Give this or webhookSecrets. */
+  secretKey?: string;
+  /**
+   * Your webhook signing secret(s) (whsec_...): checks X-DAPI-WEBHOOK-SIGN, which carries one `v1=`
+   * signature per valid secret; any match passes. During a rotation, list the new and the old one.
+   */
+  webhookSecrets?: string[];
   /** The request headers (any case), e.g. Node's req.headers or a fetch Headers object. */
   headers: Headers | Record<string, string | string[] | undefined>;
   /** The raw body exactly as received (do not re-serialize parsed JSON). */
@@ -105,18 +137,29 @@ export function verifyWebhook(input: VerifyWebhookInput): WebhookEvent {
   const apiKey = headerOf(input.headers, 'x-dapi-api-key');
   const timestamp = headerOf(input.headers, 'x-dapi-timestamp');
   const nonce = headerOf(input.headers, 'x-dapi-nonce');
-  const sign = headerOf(input.headers, 'x-dapi-sign');
   if (apiKey !== input.apiKey) throw new WebhookVerificationError('X-DAPI-API-KEY is missing or not yours');
   if (!timestamp || !/^\d{13}$/.test(timestamp)) throw new WebhookVerificationError('X-DAPI-TIMESTAMP is not 13-digit epoch milliseconds');
   if (!nonce || !/^\d{5}$/.test(nonce)) throw new WebhookVerificationError('X-DAPI-NONCE is missing or malformed');
-  if (!sign) throw new WebhookVerificationError('X-DAPI-SIGN is missing');
   const body = typeof input.body === 'string' ? Buffer.from(input.body, 'utf8') : input.body;
-  const expected = createHmac('sha256', Buffer.from(input.secretKey, 'utf8'))
+  const hmac = (key: string) => createHmac('sha256', Buffer.from(key, 'utf8'))
     .update(Buffer.concat([Buffer.from(apiKey + timestamp + nonce, 'utf8'), body]))
     .digest('hex');
-  const given = Buffer.from(sign, 'utf8');
-  if (given.length !== expected.length || !timingSafeEqual(given, Buffer.from(expected, 'utf8'))) {
-    throw new WebhookVerificationError('X-DAPI-SIGN does not match');
+  const matches = (given: string, expected: string) => {
+    const a = Buffer.from(given, 'utf8');
+    const b = Buffer.from(expected, 'utf8');
+    return a.length === b.length && timingSafeEqual(a, b);
+  };
+  if (input.webhookSecrets?.length) {
+    const header = headerOf(input.headers, 'x-dapi-webhook-sign');
+    if (!header) throw new WebhookVerificationError('X-DAPI-WEBHOOK-SIGN is missing (no webhook secret on the service side?)');
+    const given = header.split(',').map((part) => part.trim()).filter((part) => part.startsWith('v1=')).map((part) => part.slice(3));
+    const expected = input.webhookSecrets.map(hmac);
+    if (!given.some((g) => expected.some((e) => matches(g, e)))) throw new WebhookVerificationError('X-DAPI-WEBHOOK-SIGN matches none of your webhook secrets');
+  } else {
+    if (!input.secretKey) throw new WebhookVerificationError('give secretKey or webhookSecrets');
+    const sign = headerOf(input.headers, 'x-dapi-sign');
+    if (!sign) throw new WebhookVerificationError('X-DAPI-SIGN is missing');
+    if (!matches(sign, hmac(input.secretKey))) throw new WebhookVerificationError('X-DAPI-SIGN does not match');
   }
   const now = input.now ?? Date.now();
   if (Math.abs(now - Number(timestamp)) > (input.toleranceMs ?? DEFAULT_WEBHOOK_TOLERANCE_MS)) {

@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import type { SignedHttpClient } from '../client.ts';
+import { paginate, type SignedHttpClient } from '../client.ts';
 import type {
   BalanceAlertConfig as BalanceAlertConfigSchema, BalanceAlertSetBody, BalanceSetting as BalanceSettingSchema, FundBalance as FundBalanceSchema,
   PoolBalance as PoolBalanceSchema, StatementLine as StatementLineSchema, StatementPage, StatementQuery,
@@ -33,6 +33,11 @@ export class FundingResource {
   statement(params: StatementParams): Promise<Static<typeof StatementPage>> {
     return this.http.call('GET', '/open-api-corp/fund/v1/statement', { query: { ...params } });
   }
+  /** Every statement line, page after page (async iterator). */
+  statementAll(params: Omit<StatementParams, 'page'>) {
+    return paginate((page) => this.statement({ ...params, page, pageSize: params.pageSize ?? 100 }));
+  }
+
 
   /**
    * Replaces the low-balance alert configuration (4.6).

@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import type { SignedHttpClient } from '../client.ts';
+import { paginate, type SignedHttpClient } from '../client.ts';
 import type {
   CreateOrganizationBody, ListOrganizationsQuery, OrganizationPage, OrganizationView, RestrictionView, UpdateOrganizationRestrictionsBody,
 } from '../contract/organizations.ts';
@@ -47,6 +47,11 @@ export class OrganizationsResource {
   list(params: ListOrganizationsParams = {}): Promise<Static<typeof OrganizationPage>> {
     return this.http.call('GET', '/open-api-corp/organization/v1/list', { query: { ...params } });
   }
+  /** Every organization, page after page: `for await (const org of client.organizations.listAll()) ...`. */
+  listAll(params: Omit<ListOrganizationsParams, 'page'> = {}) {
+    return paginate((page) => this.list({ ...params, page, pageSize: params.pageSize ?? 100 }));
+  }
+
 
   /**
    * Freezes or unfreezes company capabilities (4.6); resolves null.

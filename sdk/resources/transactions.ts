@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import type { SignedHttpClient } from '../client.ts';
+import { paginate, type SignedHttpClient } from '../client.ts';
 import type {
   Channel as ChannelSchema, ListTransactionsQuery, ResolvedOut, TransactionOut, TransactionStatus as TransactionStatusSchema,
 } from '../contract/authorization.ts';
@@ -26,6 +26,11 @@ export class TransactionsResource {
   list(params: ListTransactionsParams = {}): Promise<Page<CardTransaction>> {
     return this.http.call('GET', '/open-api-corp/transaction/v1/list', { query: { ...params } });
   }
+  /** Every transaction matching the filter, page after page (async iterator). */
+  listAll(params: Omit<ListTransactionsParams, 'page'> = {}) {
+    return paginate((page) => this.list({ ...params, page, pageSize: params.pageSize ?? 100 }));
+  }
+
 
   /** @example await client.transactions.query(transId); */
   query(transId: string): Promise<CardTransaction> {

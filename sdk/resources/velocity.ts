@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import type { SignedHttpClient } from '../client.ts';
+import { paginate, type SignedHttpClient } from '../client.ts';
 import type {
   AmountLimitIn, AmountLimitOut, AmountQuota as AmountQuotaSchema, BindingChangeOut, BindingOut, BindingPageOut, BindRuleBody,
   CashAdvanceGroupIn, ChangeRuleStatusBody, ControlGroups, CountLimitsIn, CountLimitsOut, CountQuota as CountQuotaSchema, CreateRuleBody,
@@ -88,6 +88,11 @@ export class VelocityResource {
   listRules(params: Static<typeof ListRulesQuery>): Promise<Static<typeof RulePageOut>> {
     return this.http.call('GET', `${BASE}/list-rules`, { query: { ...params } });
   }
+  /** Every rule of a company, page after page (async iterator). */
+  listAllRules(params: Omit<Static<typeof ListRulesQuery>, 'page'>) {
+    return paginate((page) => this.listRules({ ...params, page, pageSize: params.pageSize ?? 100 }));
+  }
+
 
   /**
    * Replaces the rule as a whole: absent groups are deleted, an absent remark is cleared.

@@ -59,6 +59,11 @@ export const ERROR_CATALOG = {
   TRANSACTION_NOT_FOUND: { httpStatus: 200, message: 'Transaction not found' },
   TRANSACTION_STATUS_INVALID: { httpStatus: 200, message: 'The transaction\'s status forbids this message' },
   TRANSACTION_AMOUNT_INVALID: { httpStatus: 200, message: 'Amount exceeds what the authorization still holds' },
+  // Idempotency-Key (issue 14): another request body under a used key; a copy still executing.
+  IDEMPOTENCY_KEY_REUSED: { httpStatus: 200, message: 'This Idempotency-Key was used with another request (method, path or body) in the last 24 hours' },
+  IDEMPOTENCY_KEY_IN_USE: { httpStatus: 409, message: 'A request with this Idempotency-Key is still being executed; retry shortly' },
+  // Webhook test send (issue 14).
+  WEBHOOK_NOT_CONFIGURED: { httpStatus: 200, message: 'No webhook_url is configured for this partner' },
 } as const satisfies Record<string, { httpStatus: number; message: string }>;
 
 export type ErrorCode = Exclude<keyof typeof ERROR_CATALOG, 'SYS_SUCCESS'>;

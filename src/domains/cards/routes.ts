@@ -223,6 +223,8 @@ export function cardRoutes(deps: CardDeps): RouteDef[] {
       method: 'POST',
       url: '/open-api-corp/card/v1/retrieve-secure-card',
       auth: 'partner',
+      // Card data ciphertext is never stored (D26): no Idempotency-Key answer store; repeating it is harmless.
+      idempotent: false,
       tag: 'Cards',
       summary: 'Full card data as AES-256-GCM ciphertext under the partner secretKey (2.6, D27); PCI allowlist only',
       description: 'Decrypt with AES/GCM/NoPadding, 128-bit tag, key = the 32 UTF-8 bytes of secretKey, IV = Base64-decoded iv ' +

@@ -5,9 +5,9 @@ import { hmacSha256Hex, newId } from '../../platform/crypto/secrets.ts';
 import { invariant } from '../../platform/errors.ts';
 import type { Db, Queryable } from '../../platform/db/db.ts';
 import { runJobOnce, type JobDefinition, type JobLog, type JobOutcome, type Lease } from '../../platform/jobs.ts';
-import { partnersByIds, revealPartnerSecret } from '../partners/index.ts';
+import { partnersByIds, revealPartnerSecret, revealWebhookSecret, webhookSecretsOf } from '../partners/index.ts';
 import {
-  insertAttempts, leaseDue, markAbandonedAttempts, rescheduleLeasedEvent, settleAttempts,
+  insertAttempts, leaseDue, leaseEventNow, markAbandonedAttempts, rescheduleLeasedEvent, settleAttempts,
   type AttemptSettlement, type LeasedEvent, type NextState,
 } from './store.ts';
 import { postWebhook, type PostResult } from './webhook-http.ts';
@@ -29,6 +29,9 @@ export interface EventDeps {
 }
 
 export type DeliveryLog = JobLog;
+
+/** The event type of a test send (issue 14): attempted once, never retried. */
+export const TEST_EVENT_TYPE = 'WEBHOOK_TEST';
 
 /** D49: the first retry within 10 s of the failure; 5 s with +-20 % jitter stays inside that. */
 export const FIRST_RETRY_DELAY_MS = 5_000;
@@ -59,12 +62,14 @@ export function retryDelayMs(failedAttempts: number, random: () => number = Math
 
 /** After a failure at `now`: retry while the cycle is younger than the window, else FAILED. */
 export function nextStateAfter(
-  event: Pick<LeasedEvent, 'deliveryStartedAt' | 'deliveryAttempt'>,
+  event: Pick<LeasedEvent, 'deliveryStartedAt' | 'deliveryAttempt'> & { eventType?: string },
   outcome: PostResult['outcome'],
   now: Date,
   random: () => number = Math.random,
 ): NextState {
   if (outcome === 'SUCCESS') return { status: 'DELIVERED' };
+  // A test event (POST /open-api/webhook/v1/test) is attempted once: its answer is the point.
+  if (event.eventType === TEST_EVENT_TYPE) return { status: 'FAILED' };
   if (now.getTime() - new Date(event.deliveryStartedAt).getTime() >= RETRY_WINDOW_MS) return { status: 'FAILED' };
   return { status: 'PENDING', nextAttemptAt: new Date(now.getTime() + retryDelayMs(event.deliveryAttempt, random)) };
 }
@@ -82,17 +87,25 @@ export function webhookBody(event: Pick<LeasedEvent, 'eventId' | 'eventType' | '
 }
 
 /** 5.2-5.3 applied to the webhook: the partner verifies it exactly like we verify its requests. */
-export function webhookHeaders(args: { apiKey: string; secretKey: string; eventId: string; body: string; nowMs: number; nonce?: string }): Record<string, string> {
+export function webhookHeaders(args: {
+  apiKey: string; secretKey: string; eventId: string; body: string; nowMs: number; nonce?: string;
+  /** Webhook signing secrets (issue 14), newest first: one `v1=` signature each in X-DAPI-WEBHOOK-SIGN. */
+  webhookSecrets?: string[];
+}): Record<string, string> {
   const timestamp = String(args.nowMs);
   const nonce = args.nonce ?? String(randomInt(10000, 100000));
+  const message = args.apiKey + timestamp + nonce + args.body;
   return {
     'content-type': 'application/json',
     'user-agent': 'cardsvc-webhooks/1',
     'x-dapi-api-key': args.apiKey,
     'x-dapi-timestamp': timestamp,
     'x-dapi-nonce': nonce,
-    'x-dapi-sign': hmacSha256Hex(args.secretKey, args.apiKey + timestamp + nonce + args.body),
+    'x-dapi-sign': hmacSha256Hex(args.secretKey, message),
     'x-dapi-event-id': args.eventId,
+    ...(args.webhookSecrets?.length
+      ? { 'x-dapi-webhook-sign': args.webhookSecrets.map((secret) => `v1=${hmacSha256Hex(secret, message)}`).join(',') }
+      : {}),
   };
 }
 
@@ -102,16 +115,30 @@ export function webhookHeaders(args: { apiKey: string; secretKey: string; eventI
  * partner's webhook settings through the partners domain, and opens an IN_FLIGHT attempt per event.
  */
 async function claimDueEvents(q: Queryable, lease: Lease): Promise<LeasedEvent[]> {
+  const rows = await leaseDue(q, { now: lease.now, leaseUntil: lease.until, leaseToken: lease.token, limit: lease.limit });
+  return openAttempts(q, rows, lease);
+}
+
+/** Leases one just-recorded event for an immediate attempt (a test send), in the caller's transaction. */
+export async function claimEventNow(q: Queryable, eventId: string, lease: Lease): Promise<LeasedEvent> {
+  const rows = await leaseEventNow(q, { eventId, now: lease.now, leaseUntil: lease.until, leaseToken: lease.token });
+  invariant(rows.length === 1, `event ${eventId} is pending`);
+  const [event] = await openAttempts(q, rows, lease);
+  return event;
+}
+
+async function openAttempts(q: Queryable, rows: Awaited<ReturnType<typeof leaseDue>>, lease: Lease): Promise<LeasedEvent[]> {
   const { now } = lease;
-  const rows = await leaseDue(q, { now, leaseUntil: lease.until, leaseToken: lease.token, limit: lease.limit });
   await markAbandonedAttempts(q, rows.map((r) => r.eventId), now);
   const partners = new Map((await partnersByIds(q, rows.map((r) => r.partnerId))).map((p) => [p.partnerId, p]));
+  const secrets = await webhookSecretsOf(q, rows.map((r) => r.partnerId), now);
   const leased = rows.map((row): LeasedEvent => {
     const partner = partners.get(row.partnerId);
     invariant(partner, `event ${row.eventId} belongs to an existing partner`);
     return {
       ...row, attemptId: newId('ea'), startedAt: now,
       partnerStatus: partner.status, apiKey: partner.apiKey, secretKeyEnc: partner.secretKeyEnc, webhookUrl: partner.webhookUrl,
+      webhookSecretsEnc: secrets.get(row.partnerId) ?? [],
     };
   });
   await insertAttempts(q, now, leased);
@@ -142,8 +169,14 @@ async function attempt(deps: EventDeps, event: LeasedEvent): Promise<PostResult>
   } catch {
     return notConfigured('partner secret key cannot be read with this master key');
   }
+  let webhookSecrets: string[];
+  try {
+    webhookSecrets = event.webhookSecretsEnc.map((sealed) => revealWebhookSecret(deps.config.masterKey, event.partnerId, sealed));
+  } catch {
+    return notConfigured('partner webhook secret cannot be read with this master key');
+  }
   const body = webhookBody(event);
-  const headers = webhookHeaders({ apiKey: event.apiKey, secretKey, eventId: event.eventId, body, nowMs: deps.clock.now() });
+  const headers = webhookHeaders({ apiKey: event.apiKey, secretKey, eventId: event.eventId, body, nowMs: deps.clock.now(), webhookSecrets });
   return postWebhook({
     url: event.webhookUrl,
     body,

@@ -1,7 +1,9 @@
 import { route, type RouteDef } from '../../platform/http/router.ts';
 import { EgressIps, EventDetail, EventDetailQuery, EventPage, ListEventsQuery, ResendAnswer, ResendBody } from '../../../sdk/contract/events.ts';
 import type { EventDeps } from './delivery.ts';
-import { eventDetail, listEvents, resendEvent, webhookEgress } from './service.ts';
+import { eventDetail, listEvents, resendEvent, sendTestEvent, webhookEgress } from './service.ts';
+import { RotatedWebhookSecret, RotateWebhookSecretBody, TestWebhookBody, WebhookSecretStatus } from '../../../sdk/contract/webhooks.ts';
+import { rotateWebhookSecret, webhookSecretStatus, WEBHOOK_SECRET_DEFAULT_OVERLAP_S } from '../partners/index.ts';
 
 export function eventRoutes(deps: EventDeps): RouteDef[] {
   return [
@@ -49,6 +51,42 @@ export function eventRoutes(deps: EventDeps): RouteDef[] {
       data: EgressIps,
       errors: [],
       handler: async () => webhookEgress(deps.config),
+    }),
+    route({
+      method: 'POST',
+      url: '/open-api/webhook/v1/test',
+      auth: 'partner',
+      tag: 'Webhooks',
+      summary: 'Send a WEBHOOK_TEST event to your webhook_url now and answer it with its attempt',
+      description: 'The event is logged (businessId = your partnerId) and signed like every webhook; it is attempted once, never retried, '
+        + 'so the answer shows at once what your endpoint did: status DELIVERED or FAILED, and attemptLog[0] with outcome, httpStatus, latencyMs, error.',
+      body: TestWebhookBody,
+      data: EventDetail,
+      errors: ['WEBHOOK_NOT_CONFIGURED'],
+      handler: ({ body, partner }) => sendTestEvent(deps, partner.partnerId, body.message),
+    }),
+    route({
+      method: 'POST',
+      url: '/open-api/webhook/v1/secret/rotate',
+      auth: 'partner',
+      tag: 'Webhooks',
+      summary: 'Create or rotate your webhook signing secret; the previous one keeps signing during the overlap',
+      description: 'Webhooks then also carry X-DAPI-WEBHOOK-SIGN: `v1=<hex>` per valid secret (newest first), each HmacSHA256(apiKey + timestamp + nonce + body) '
+        + 'keyed with that secret. X-DAPI-SIGN (your API secretKey, D38) stays. The new secret is shown only in this answer.',
+      body: RotateWebhookSecretBody,
+      data: RotatedWebhookSecret,
+      errors: [],
+      handler: ({ body, partner }) => rotateWebhookSecret(deps, partner.partnerId, body.overlapSeconds ?? WEBHOOK_SECRET_DEFAULT_OVERLAP_S),
+    }),
+    route({
+      method: 'GET',
+      url: '/open-api/webhook/v1/secret',
+      auth: 'partner',
+      tag: 'Webhooks',
+      summary: 'Your valid webhook signing secrets: when each was made and until when it signs (never the secret)',
+      data: WebhookSecretStatus,
+      errors: [],
+      handler: ({ partner }) => webhookSecretStatus(deps, partner.partnerId),
     }),
   ];
 }

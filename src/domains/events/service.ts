@@ -4,7 +4,11 @@ import type { Config } from '../../config.ts';
 import { ApiError, paramInvalid } from '../../platform/errors.ts';
 import { parseJson } from '../../platform/http/json.ts';
 import { isoTime, pageOf, type Paging } from '../../platform/http/schema.ts';
+import { randomBytes } from 'node:crypto';
 import type { EventDeps } from './delivery.ts';
+import { claimEventNow, deliverLeased, leaseDurationMs, TEST_EVENT_TYPE } from './delivery.ts';
+import { recordEvent } from './outbox.ts';
+import { partnersByIds } from '../partners/index.ts';
 import { findEventRow, listAttemptRows, listEventRows, scheduleRedelivery, type AttemptRow, type EventRow } from './store.ts';
 
 /** The partner's event log and redelivery (D38): `GET /open-api/webhook/v1/events`, `POST .../resend`. */
@@ -86,4 +90,28 @@ export async function resendEvent(deps: EventDeps, partnerId: string, eventId: s
 /** 5.5: the addresses webhooks come from, for the partner's webhook whitelist. */
 export function webhookEgress(config: Config) {
   return { environment: config.env, egressIps: config.webhookEgressIps };
+}
+
+const TEST_MESSAGE = 'Test event from the card-issuing service';
+
+/**
+ * Sends a WEBHOOK_TEST event to the partner's webhook_url now and answers it with its attempt
+ * (issue 14). The event is recorded in the event log like any other (businessId = partnerId), signed
+ * like any other (X-DAPI-SIGN, and X-DAPI-WEBHOOK-SIGN when a webhook secret exists), attempted
+ * once and never retried: DELIVERED or FAILED at once. Resend it to try again.
+ */
+export async function sendTestEvent(deps: EventDeps, partnerId: string, message: string | undefined) {
+  const [partner] = await partnersByIds(deps.db, [partnerId]);
+  if (!partner?.webhookUrl) throw new ApiError('WEBHOOK_NOT_CONFIGURED');
+  const now = new Date(deps.clock.now());
+  const lease = { token: randomBytes(12).toString('hex'), now, until: new Date(now.getTime() + leaseDurationMs(deps.config)), limit: 1 };
+  const event = await deps.db.tx(async (q) => {
+    const { eventId } = await recordEvent(q, {
+      partnerId, eventType: TEST_EVENT_TYPE, businessId: partnerId, createTime: now,
+      data: { test: true, message: message ?? TEST_MESSAGE, partnerId, sentTime: now.toISOString() },
+    });
+    return claimEventNow(q, eventId, lease);
+  });
+  await deliverLeased(deps, event);
+  return eventDetail(deps, partnerId, event.eventId);
 }

@@ -44,6 +44,8 @@ export interface WebhookTarget {
   apiKey: string | null;
   secretKeyEnc: string | null;
   webhookUrl: string | null;
+  /** The partner's valid webhook signing secrets, sealed, newest first (issue 14); empty when none. */
+  webhookSecretsEnc: string[];
 }
 
 /** The event row as the lease statement returns it. */
@@ -95,6 +97,24 @@ export async function leaseDue(
             l.delivery_started_at AS "deliveryStartedAt", l.lease_token AS "leaseToken"
        FROM leased l`,
     [args.now, args.leaseUntil, args.leaseToken, args.limit],
+  );
+}
+
+/** Leases one PENDING event now, whatever its due time (a test send right after its insert). */
+export async function leaseEventNow(
+  q: Queryable,
+  args: { eventId: string; now: Date; leaseUntil: Date; leaseToken: string },
+): Promise<LeasedEventRow[]> {
+  return q.query<LeasedEventRow>(
+    `UPDATE events e
+        SET next_attempt_at = $3, lease_token = $4, attempts = e.attempts + 1,
+            delivery_attempts = e.delivery_attempts + 1, delivery_started_at = COALESCE(e.delivery_started_at, $2)
+      WHERE e.event_id = $1 AND e.status = 'PENDING'
+     RETURNING e.event_id AS "eventId", e.partner_id AS "partnerId", e.event_type AS "eventType",
+            e.business_id AS "businessId", e.sequence::text AS "sequence", e.payload, e.create_time AS "createTime",
+            e.attempts AS "attemptNo", e.delivery_attempts AS "deliveryAttempt",
+            e.delivery_started_at AS "deliveryStartedAt", e.lease_token AS "leaseToken"`,
+    [args.eventId, args.now, args.leaseUntil, args.leaseToken],
   );
 }
 

@@ -3,7 +3,7 @@ import type { Static } from 'typebox';
 import type { UpdatePartnerBody } from '../../../sdk/contract/partners.ts';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../platform/clock.ts';
-import { newApiKey, newId, newSecretKey, seal, sha256Hex } from '../../platform/crypto/secrets.ts';
+import { newApiKey, newId, newSecretKey, seal, sha256Hex, unseal } from '../../platform/crypto/secrets.ts';
 import type { Db, Queryable } from '../../platform/db/db.ts';
 import { ApiError, paramInvalid } from '../../platform/errors.ts';
 import { isValidWhitelistEntry, normalizeIp } from '../../platform/http/ip.ts';
@@ -11,6 +11,7 @@ import type { Mailer } from '../../platform/mail.ts';
 import { partnerSecretContext, type PartnerCache } from './authenticate.ts';
 import { assertCallbackUrlAllowed } from '../../platform/http/ssrf.ts';
 import {
+  findValidWebhookSecrets, rotateWebhookSecretRows,
   consumeCredentialLink, deleteNoncesBefore, findCredentialLinkForUpdate, findPartnerById, findPartnersByIds, insertCredentialLink, insertPartner,
   setPartnerCredentials, updatePartnerSettings, type IpWhitelist, type Partner,
 } from './store.ts';
@@ -216,4 +217,62 @@ export async function partnersByIds(q: Queryable, partnerIds: string[]): Promise
 /** D7: replay-store entries older than `timestampMs` can never be replayed again; removes them. */
 export async function sweepReplayStore(q: Queryable, timestampMs: number): Promise<void> {
   await deleteNoncesBefore(q, timestampMs);
+}
+
+// ---- webhook signing secrets (issue 14) ----
+
+/** Longest overlap of a rotation: the previous secret stays valid at most this long. */
+export const WEBHOOK_SECRET_MAX_OVERLAP_S = 7 * 86_400;
+export const WEBHOOK_SECRET_DEFAULT_OVERLAP_S = 86_400;
+
+function webhookSecretContext(partnerId: string): string {
+  return `webhook-secret:${partnerId}`;
+}
+
+/** A webhook secret in the clear, to sign a delivery; throws if the master key cannot open it. */
+export function revealWebhookSecret(masterKey: Buffer, partnerId: string, sealed: string): string {
+  return unseal(masterKey, sealed, webhookSecretContext(partnerId));
+}
+
+/**
+ * Creates the partner's webhook signing secret, or rotates it: the new secret is current at once,
+ * the previous one keeps signing for `overlapSeconds` (so the receiver can switch without losing an
+ * event), older ones stop. The secret is in this answer only (sealed at rest, D8).
+ */
+export async function rotateWebhookSecret(deps: Pick<PartnerDeps, 'db' | 'clock' | 'config'>, partnerId: string, overlapSeconds: number) {
+  const now = new Date(deps.clock.now());
+  const secret = `whsec_${newSecretKey(32)}`;
+  const previousUntil = new Date(now.getTime() + overlapSeconds * 1000);
+  await deps.db.tx(async (q) => {
+    const partner = await findPartnerById(q, partnerId, true);
+    if (!partner) throw new ApiError('DAPI_API_KEY_INVALID');
+    await rotateWebhookSecretRows(q, {
+      partnerId, secretId: newId('ws'), secretEnc: seal(deps.config.masterKey, secret, webhookSecretContext(partnerId)), now, previousUntil,
+    });
+  });
+  const secrets = await findValidWebhookSecrets(deps.db, [partnerId], now);
+  const previous = secrets.find((s) => s.expiresAt !== null);
+  return {
+    webhookSecret: secret,
+    createTime: now.toISOString(),
+    previousSecretExpireTime: previous?.expiresAt ? new Date(previous.expiresAt).toISOString() : null,
+  };
+}
+
+/** The partner's valid webhook secrets (no material): when each was made and until when it signs. */
+export async function webhookSecretStatus(deps: Pick<PartnerDeps, 'db' | 'clock'>, partnerId: string) {
+  const rows = await findValidWebhookSecrets(deps.db, [partnerId], new Date(deps.clock.now()));
+  return {
+    configured: rows.length > 0,
+    secrets: rows.map((r) => ({ createTime: new Date(r.createdAt).toISOString(), expireTime: r.expiresAt ? new Date(r.expiresAt).toISOString() : null })),
+  };
+}
+
+/** Sealed valid webhook secrets per partner, newest first (the delivery worker signs with each). */
+export async function webhookSecretsOf(q: Queryable, partnerIds: string[], now: Date): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  for (const row of await findValidWebhookSecrets(q, [...new Set(partnerIds)], now)) {
+    out.set(row.partnerId, [...(out.get(row.partnerId) ?? []), row.secretEnc]);
+  }
+  return out;
 }

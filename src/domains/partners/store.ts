@@ -143,3 +143,41 @@ export async function findCredentialLinkForUpdate(q: Queryable, extractKeyHash: 
 export async function consumeCredentialLink(q: Queryable, linkId: string, at: Date): Promise<void> {
   await q.query('UPDATE credential_links SET consumed_at = $2 WHERE link_id = $1', [linkId, at]);
 }
+
+// ---- webhook signing secrets (migration 071) ----
+
+export interface WebhookSecretRow {
+  secretId: string;
+  partnerId: string;
+  secretEnc: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+}
+
+/** Secrets still valid at `now` of these partners, newest first. */
+export async function findValidWebhookSecrets(q: Queryable, partnerIds: string[], now: Date): Promise<WebhookSecretRow[]> {
+  if (partnerIds.length === 0) return [];
+  return q.query<WebhookSecretRow>(
+    `SELECT secret_id AS "secretId", partner_id AS "partnerId", secret_enc AS "secretEnc", created_at AS "createdAt", expires_at AS "expiresAt"
+       FROM partner_webhook_secrets
+      WHERE partner_id = ANY($1::text[]) AND (expires_at IS NULL OR expires_at > $2)
+      ORDER BY created_at DESC, secret_id DESC`,
+    [partnerIds, now],
+  );
+}
+
+/**
+ * A rotation's writes: expired rows go, every valid older secret but the current one ends now, the
+ * current one ends at `previousUntil`, and the new one becomes current.
+ */
+export async function rotateWebhookSecretRows(
+  q: Queryable, a: { partnerId: string; secretId: string; secretEnc: string; now: Date; previousUntil: Date },
+): Promise<void> {
+  await q.query(`DELETE FROM partner_webhook_secrets WHERE partner_id = $1 AND expires_at IS NOT NULL AND expires_at <= $2`, [a.partnerId, a.now]);
+  await q.query(`UPDATE partner_webhook_secrets SET expires_at = $2 WHERE partner_id = $1 AND expires_at IS NOT NULL`, [a.partnerId, a.now]);
+  await q.query(`UPDATE partner_webhook_secrets SET expires_at = $2 WHERE partner_id = $1 AND expires_at IS NULL`, [a.partnerId, a.previousUntil]);
+  await q.query(
+    `INSERT INTO partner_webhook_secrets (secret_id, partner_id, secret_enc, created_at) VALUES ($1, $2, $3, $4)`,
+    [a.secretId, a.partnerId, a.secretEnc, a.now],
+  );
+}

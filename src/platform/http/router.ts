@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';
 import { ERROR_CATALOG, ApiError, type ErrorCode } from '../errors.ts';
-import { successEnvelope } from './envelope.ts';
+import { errorEnvelope as failureEnvelope, successEnvelope } from './envelope.ts';
 import { stringifyJson } from './json.ts';
 import type { AuthenticatedPartner } from '../caller.ts';
+import { idempotencyKeyOf, type IdempotencyKeys } from './idempotency.ts';
 
 /** partner: a partner's signed call; network: the card network ingress key (D40); admin: operator bearer token. */
 export type AuthMode = 'partner' | 'network' | 'admin' | 'none';
@@ -26,6 +27,15 @@ export interface RouteDef<B extends TSchema = TSchema, Q extends TSchema = TSche
   tag: string;
   summary: string;
   description?: string;
+  /** OpenAPI operationId; derived from the method and path when absent (see operationIdOf). */
+  operationId?: string;
+  /**
+   * Partner POSTs take an Idempotency-Key (issue 14) unless this is false: a read-like POST whose
+   * answer must never be stored (secure card data), which is safe to repeat anyway.
+   */
+  idempotent?: boolean;
+  /** A request body example for the OpenAPI document (wire JSON). */
+  example?: unknown;
   body?: B;
   querystring?: Q;
   /** Schema of the envelope's `data` on success (documentation). */
@@ -54,6 +64,7 @@ export const PARTNER_AUTH_ERRORS: ErrorCode[] = [
 ];
 
 const PLATFORM_ERRORS: ErrorCode[] = ['SYS_ILLEGAL_PARAM', 'SYS_INTERNAL_ERROR'];
+const COMMON_CODES = new Set<ErrorCode>([...PARTNER_AUTH_ERRORS, ...PLATFORM_ERRORS]);
 
 function envelopeSchema(data: TSchema | undefined) {
   return Type.Object({
@@ -64,13 +75,54 @@ function envelopeSchema(data: TSchema | undefined) {
   });
 }
 
+/** Business POSTs of partners take an Idempotency-Key (issue 14). */
+export function isIdempotent(def: Pick<RouteDef, 'method' | 'auth' | 'idempotent'>): boolean {
+  return def.method === 'POST' && def.auth === 'partner' && def.idempotent !== false;
+}
+
+const PATH_NOISE = new Set(['open-api', 'open-api-corp', 'internal', 'v1']);
+
+/**
+ * The OpenAPI operationId of a route: its explicit one, else the camelCase of its path without the
+ * family prefixes and `v1` (`/open-api-corp/card/v1/apply` -> `cardApply`, `/card/v2/apply` ->
+ * `cardV2Apply`, `/internal/admin/v1/partners` -> `adminPartners`), with `list`/`get` in front of a
+ * GET whose path also has a POST (the caller passes `clash`). Unique across the app (checked).
+ */
+export function operationIdOf(def: Pick<RouteDef, 'method' | 'url' | 'operationId'>, clash = false): string {
+  if (def.operationId) return def.operationId;
+  const words = def.url.split('/')
+    .filter((seg) => seg && !PATH_NOISE.has(seg) && !seg.startsWith(':'))
+    .flatMap((seg) => seg.split(/[-_.]/))
+    .filter(Boolean);
+  const camel = words.map((w, i) => (i === 0 ? w.toLowerCase() : w[0].toUpperCase() + w.slice(1).toLowerCase())).join('');
+  if (!clash) return camel;
+  return (def.method === 'GET' ? 'list' : 'create') + camel[0].toUpperCase() + camel.slice(1);
+}
+
+/**
+ * Admin bodies refuse unknown fields (issue 14: an operator's typo must not pass silently); partner
+ * bodies keep D10 (unknown fields ignored). Objects inside allOf/anyOf keep their own rule.
+ */
+export function closedSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(closedSchema);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const node = schema as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    out[key] = key === 'allOf' || key === 'anyOf' || key === 'oneOf' ? value : closedSchema(value);
+  }
+  if (node.type === 'object' && node.properties && node.additionalProperties === undefined) out.additionalProperties = false;
+  return out;
+}
+
 export function errorCodesOf(def: RouteDef): ErrorCode[] {
   // The network ingress signs like a partner but has no per-partner rate limit.
   const auth = def.auth === 'partner' ? PARTNER_AUTH_ERRORS
     : def.auth === 'network' ? PARTNER_AUTH_ERRORS.filter((c) => c !== 'SYS_RATE_LIMITED')
       : def.auth === 'admin' ? (['SYS_UNAUTHORIZED'] as ErrorCode[]) : [];
   const needsParams = def.body !== undefined || def.querystring !== undefined;
-  return [...new Set([...auth, ...PLATFORM_ERRORS, ...(needsParams ? (['DAPI_PARAM_INVALID'] as ErrorCode[]) : []), ...def.errors])];
+  const idempotency: ErrorCode[] = isIdempotent(def) ? ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_USE'] : [];
+  return [...new Set([...auth, ...PLATFORM_ERRORS, ...(needsParams || idempotency.length ? (['DAPI_PARAM_INVALID'] as ErrorCode[]) : []), ...def.errors, ...idempotency])];
 }
 
 /** One documented response per HTTP status the route can answer with, naming its codes (D2). */
@@ -94,24 +146,38 @@ export interface RegisterOptions {
   /** preValidation hook that authenticates the caller for the route's auth mode. */
   authHook(mode: AuthMode): ((req: FastifyRequest) => Promise<void>) | null;
   rateLimit: object | false;
+  /** The Idempotency-Key store (issue 14); partner POSTs use it when the header is sent. */
+  idempotency?: IdempotencyKeys;
+  /** The route's operationId (unique in the app); derived from the path when absent. */
+  operationId?: string;
 }
 
 export function registerRoute(app: FastifyInstance, def: RouteDef, options: RegisterOptions): void {
   const codes = errorCodesOf(def);
-  const codeTable = codes.map((c) => `| \`${c}\` | ${ERROR_CATALOG[c].httpStatus} | ${ERROR_CATALOG[c].message} |`).join('\n');
+  // The authentication and platform codes every signed route shares are described once, in the
+  // document's description; each operation's table lists its own codes (x-error-codes lists all).
+  const ownCodes = codes.filter((c) => !COMMON_CODES.has(c));
+  const codeTable = ownCodes.map((c) => `| \`${c}\` | ${ERROR_CATALOG[c].httpStatus} | ${ERROR_CATALOG[c].message} |`).join('\n');
   const hook = options.authHook(def.auth);
+  const idempotent = isIdempotent(def) && options.idempotency !== undefined;
   app.route({
     method: def.method,
     url: def.url,
     schema: {
       tags: [def.tag],
       summary: def.summary,
-      description: `${def.description ?? def.summary}\n\n| Error code | HTTP | Meaning |\n| --- | --- | --- |\n${codeTable}`,
-      ...(def.body ? { body: def.body } : {}),
+      operationId: options.operationId ?? operationIdOf(def),
+      description: `${def.description ?? def.summary}\n\n` + (ownCodes.length
+        ? `| Error code | HTTP | Meaning |\n| --- | --- | --- |\n${codeTable}\n\n`
+        : '') + (def.auth === 'admin' ? 'Also: `SYS_UNAUTHORIZED` (401) and the common codes.' : 'Also: the common authentication and platform codes (see the introduction).'),
+      ...(def.body ? { body: def.auth === 'admin' ? closedSchema(def.body) : def.body } : {}),
       ...(def.querystring ? { querystring: def.querystring } : {}),
       ...(def.auth === 'partner' ? { security: [{ apiKey: [], timestamp: [], nonce: [], sign: [] }] } : {}),
       ...(def.auth === 'admin' ? { security: [{ adminToken: [] }] } : {}),
       ...(def.auth === 'network' ? { security: [{ networkKey: [], timestamp: [], nonce: [], sign: [] }] } : {}),
+      ...(def.auth === 'none' ? { security: [] } : {}),
+      ...(def.example !== undefined ? { 'x-request-example': def.example } : {}),
+      ...(def.method === 'POST' && def.auth === 'partner' && !isIdempotent(def) ? { 'x-idempotent': false } : {}),
       response: responsesOf(def, codes),
       'x-error-codes': codes,
     },
@@ -130,8 +196,30 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, options: Regi
         req,
         reply,
       };
-      const data = await def.handler(ctx);
-      reply.type('application/json; charset=utf-8').send(stringifyJson(successEnvelope(data)));
+      const idempotencyKey = idempotent ? idempotencyKeyOf(req.headers) : undefined;
+      if (idempotencyKey === undefined) {
+        const data = await def.handler(ctx);
+        reply.type('application/json; charset=utf-8').send(stringifyJson(successEnvelope(data)));
+        return reply;
+      }
+      // Issue 14: the answer of a business POST under an Idempotency-Key is stored with the key;
+      // business codes (HTTP 200) are answers too, anything else propagates and frees the key.
+      const answer = await options.idempotency!.run(
+        { partnerId: ctx.partner.partnerId, key: idempotencyKey, method: req.method, path: req.url.split('?')[0], body: req.rawBody },
+        async () => {
+          try {
+            return { httpStatus: 200, body: stringifyJson(successEnvelope(await def.handler(ctx))) };
+          } catch (err) {
+            if (err instanceof ApiError && err.httpStatus === 200) {
+              req.log.info({ code: err.code }, 'request refused');
+              return { httpStatus: 200, body: stringifyJson(failureEnvelope(err.code, err.message, err.data)) };
+            }
+            throw err;
+          }
+        },
+      );
+      if (answer.replayed) reply.header('idempotent-replayed', 'true');
+      reply.code(answer.httpStatus).type('application/json; charset=utf-8').send(answer.body);
       return reply;
     },
   });

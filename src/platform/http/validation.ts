@@ -76,11 +76,16 @@ function fieldOf(error: ErrorObject): string {
     const missing = (error.params as { missingProperty: string }).missingProperty;
     return path ? `${path}.${missing}` : missing;
   }
+  if (error.keyword === 'additionalProperties') {
+    const extra = (error.params as { additionalProperty: string }).additionalProperty;
+    return path ? `${path}.${extra}` : extra;
+  }
   return path || '(root)';
 }
 
 function describe(error: ErrorObject): string {
   if (error.keyword === 'required') return 'is required';
+  if (error.keyword === 'additionalProperties') return 'is not a known field';
   if (error.keyword === 'enum') {
     return `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
   }

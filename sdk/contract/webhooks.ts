@@ -1,0 +1,120 @@
+import { Type, type TSchema } from 'typebox';
+import { ApplyView, CardView } from './cards.ts';
+import { TransactionOut } from './authorization.ts';
+import { IsoTime, Literals, Nullable, WireNumber } from './wire.ts';
+
+/**
+ * The `data` of every webhook event type (D38, D49, section 6), for the OpenAPI `webhooks` section
+ * and the SDK's types. The body around it is `{eventId, eventType, businessId, sequence, createTime, data}`.
+ */
+
+const RestrictionCode = Literals(['ACCOUNT_FROZEN', 'CASH_IN_FROZEN', 'CASH_OUT_FROZEN', 'PAYMENT_FROZEN', 'CARD_FROZEN']);
+const RestrictionItem = Type.Object({ code: RestrictionCode, source: Literals(['PARTNER', 'RISK', 'REGULATORY', 'JUDICIAL']) });
+const statusChange = {
+  addRestrictions: Type.Array(RestrictionCode),
+  removeRestrictions: Type.Array(RestrictionCode),
+  remark: Nullable(Type.String()),
+  source: Type.String({ description: 'PARTNER, RISK, REGULATORY, JUDICIAL or OPERATOR (suspension, termination)' }),
+  status: Literals(['ACTIVE', 'TERMINATED', 'SUSPENDED', 'FROZEN', 'RESTRICTED']),
+  restrictions: Type.Array(RestrictionItem),
+  retainedRestrictions: Type.Optional(Type.Array(RestrictionCode)),
+};
+
+export const CardCreatedData = Type.Object({ ...CardView.properties, ...ApplyView.properties, cardStatus: CardView.properties.status });
+export const CardRejectedData = ApplyView;
+export const CardStatusChangedData = Type.Object({ ...CardView.properties, previousStatus: CardView.properties.status });
+export const CustomerStatusChangedData = Type.Object({ customerId: Type.String(), organizationId: Type.String(), ...statusChange });
+export const OrganizationStatusChangedData = Type.Object({ organizationId: Type.String(), ...statusChange });
+export const CustomerKycChangedData = Type.Object({
+  customerId: Type.String(), kycStatus: Literals(['PENDING', 'APPROVED', 'REJECTED']), reason: Nullable(Type.String()),
+});
+export const LowBalanceData = Type.Object({
+  organizationId: Type.String(), currency: Type.String(), available: WireNumber(), threshold: WireNumber(),
+});
+export const CardTransactionData = TransactionOut;
+export const WebhookTestData = Type.Object({
+  test: Type.Literal(true), message: Type.String(), partnerId: Type.String(), sentTime: IsoTime,
+});
+
+export interface WebhookEventDoc {
+  eventType: string;
+  summary: string;
+  businessId: string;
+  data: TSchema;
+  example: Record<string, unknown>;
+}
+
+const T = '2026-11-22T06:30:21.000Z';
+const card = {
+  cardId: 'cdmiabc123def456789', panFirst6: '453201', panLast4: '0366', organizationId: 'ogmiabc123def4567', subjectType: 'CUSTOMER',
+  subjectId: 'cumiabc123def45678', cardProfileId: 'cpsandboxshared01', cardNetwork: 'VISA', currency: 'USD', status: 'ACTIVE',
+  cardForm: 'VIRTUAL', balanceMode: 'SHARED', settlementCurrencies: ['USD'], custodianCustomerId: 'cumiabc123def45678',
+  cardholderName: 'ALICE TAN', cardApplyId: 'camiabc123def45678', createTime: T, modifyTime: T,
+};
+const apply = {
+  cardApplyId: 'camiabc123def45678', cardApplyRef: 'apply-0001', organizationId: 'ogmiabc123def4567', status: 'SUCCESS', cardId: card.cardId,
+  rejectReason: null, createTime: T, modifyTime: T, cardProfileId: 'cpsandboxshared01', subjectType: 'CUSTOMER', subjectId: card.subjectId,
+  custodianCustomerId: card.subjectId, ruleIds: [],
+};
+const { status: _cardStatus, createTime: _c, modifyTime: _m, ...cardFields } = card;
+
+/** Every event type the service sends, in the order the OpenAPI document lists them. */
+export const WEBHOOK_EVENTS: WebhookEventDoc[] = [
+  { eventType: 'CARD_CREATED', summary: 'A card application ended in a card (D49)', businessId: 'the cardId', data: CardCreatedData,
+    example: { ...cardFields, ...apply, cardStatus: 'ACTIVE' } },
+  { eventType: 'CARD_REJECTED', summary: 'A card application was rejected (D49)', businessId: 'the cardApplyId', data: CardRejectedData,
+    example: { ...apply, status: 'REJECTED', cardId: null, rejectReason: 'SCREENING_REJECTED' } },
+  { eventType: 'CARD_STATUS_CHANGED', summary: 'A card was blocked, unblocked or cancelled', businessId: 'the cardId', data: CardStatusChangedData,
+    example: { ...card, status: 'BLOCKED', previousStatus: 'ACTIVE' } },
+  { eventType: 'CARD_TRANSACTION', summary: 'A card transaction was recorded or changed (authorization, clearing, reversal, refund)', businessId: 'the cardId',
+    data: CardTransactionData, example: {
+      transId: 'txmiabc123def456789', cardId: card.cardId, organizationId: card.organizationId, subjectType: 'CUSTOMER', subjectId: card.subjectId,
+      messageType: 'AUTHORIZATION', authType: 'EXPEND', debitCreditIndicator: 'D', approved: true, status: 'PENDING', declineReason: null,
+      declineDetail: null, amount: 12.5, currency: 'USD', billingAmount: 12.5, billingCurrency: 'USD', holdAmount: 12.5,
+      merchantName: 'Blue Bottle Coffee', mcc: '5814', merchantCountry: 'HK', channel: 'POS', outstandingTransactionId: 'otmiabc123def45678',
+      postedTransactionId: null, originalTransId: null, networkTransactionId: 'sandbox-1', source: 'SANDBOX', partnerDecision: null,
+      transactionTime: T, createTime: T, modifyTime: T,
+    } },
+  { eventType: 'CUSTOMER_STATUS_CHANGED', summary: "An employee's restrictions or status changed (section 6)", businessId: 'the customerId',
+    data: CustomerStatusChangedData, example: {
+      customerId: card.subjectId, organizationId: card.organizationId, addRestrictions: ['PAYMENT_FROZEN'], removeRestrictions: [], remark: null,
+      source: 'PARTNER', status: 'RESTRICTED', restrictions: [{ code: 'PAYMENT_FROZEN', source: 'PARTNER' }], retainedRestrictions: [],
+    } },
+  { eventType: 'ORGANIZATION_STATUS_CHANGED', summary: "A company's restrictions or status changed (D21)", businessId: 'the organizationId',
+    data: OrganizationStatusChangedData, example: {
+      organizationId: card.organizationId, addRestrictions: ['CASH_OUT_FROZEN'], removeRestrictions: [], remark: 'audit', source: 'PARTNER',
+      status: 'RESTRICTED', restrictions: [{ code: 'CASH_OUT_FROZEN', source: 'PARTNER' }], retainedRestrictions: [],
+    } },
+  { eventType: 'CUSTOMER_KYC_CHANGED', summary: "An employee's KYC review changed state (D17)", businessId: 'the customerId',
+    data: CustomerKycChangedData, example: { customerId: card.subjectId, kycStatus: 'APPROVED', reason: null } },
+  { eventType: 'LOW_BALANCE', summary: "A funding pool's available balance fell below its alert threshold (2.12)", businessId: 'the organizationId',
+    data: LowBalanceData, example: { organizationId: card.organizationId, currency: 'USD', available: 950.25, threshold: 1000 } },
+  { eventType: 'WEBHOOK_TEST', summary: 'A test event you asked for with POST /open-api/webhook/v1/test (attempted once, never retried)',
+    businessId: 'your partnerId', data: WebhookTestData, example: {
+      test: true, message: 'Test event from the card-issuing service', partnerId: 'pamiabc123def45678', sentTime: T,
+    } },
+];
+
+// ---- test send and webhook signing secret (issue 14) ----
+
+export const TestWebhookBody = Type.Object({
+  message: Type.Optional(Type.String({ maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description: 'Echoed in the test event (default: a fixed sentence)' })),
+});
+
+export const RotateWebhookSecretBody = Type.Object({
+  overlapSeconds: Type.Optional(Type.Integer({
+    minimum: 0, maximum: 604_800, default: 86_400,
+    description: 'How long the previous secret keeps signing beside the new one (default 1 day, at most 7 days; 0 ends it now)',
+  })),
+});
+
+export const RotatedWebhookSecret = Type.Object({
+  webhookSecret: Type.String({ description: 'The new signing secret (whsec_...): shown only in this answer' }),
+  createTime: IsoTime,
+  previousSecretExpireTime: Nullable(IsoTime),
+});
+
+export const WebhookSecretStatus = Type.Object({
+  configured: Type.Boolean(),
+  secrets: Type.Array(Type.Object({ createTime: IsoTime, expireTime: Nullable(IsoTime) }), { description: 'Valid secrets, newest first (no material)' }),
+});

@@ -1,0 +1,117 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
+import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { WEBHOOK_EVENTS } from '../sdk/contract/webhooks.ts';
+
+/**
+ * Issue 14, item 3: the OpenAPI document is linted by a real linter (Redocly, `recommended`
+ * ruleset) with 0 errors and no invalid example, and carries what code generators and readers need.
+ */
+describe('OpenAPI document (issue 14)', () => {
+  let svc: TestService;
+  let text: string;
+  let doc: any;
+
+  before(async () => {
+    svc = await startService({ env: { PUBLIC_BASE_URL: 'https://cards.sandbox.partner-bank.test' } });
+    const res = await fetch(`${svc.baseUrl}/openapi.json`);
+    assert.equal(res.status, 200);
+    text = await res.text();
+    doc = JSON.parse(text);
+  });
+  after(async () => {
+    await svc.close();
+    await closeTestDatabase();
+  });
+
+  const operations = () => Object.entries(doc.paths as Record<string, Record<string, any>>)
+    .flatMap(([path, item]) => Object.entries(item).filter(([m]) => ['get', 'post'].includes(m)).map(([method, op]) => ({ path, method, op })));
+
+  it('passes the Redocly recommended ruleset with 0 errors and every example valid against its schema', async () => {
+    const config = await createConfig({ extends: ['recommended'] });
+    const problems = await lintFromString({ source: text, absoluteRef: 'openapi.json', config });
+    const errors = problems.filter((p) => p.severity === 'error');
+    assert.deepEqual(errors.map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`), []);
+    const badExamples = problems.filter((p) => p.ruleId === 'no-invalid-media-type-examples');
+    assert.deepEqual(badExamples.map((p) => `${p.message} at ${p.location[0]?.pointer}`), []);
+  });
+
+  it('the linter does fail a broken document (negative control)', async () => {
+    const config = await createConfig({ extends: ['recommended'] });
+    const broken = structuredClone(doc);
+    broken.servers = [];
+    const first = Object.values(broken.paths as Record<string, any>)[0];
+    delete (Object.values(first)[0] as any).security;
+    broken.security = [{ nonexistentScheme: [] }];
+    const problems = await lintFromString({ source: JSON.stringify(broken), absoluteRef: 'openapi.json', config });
+    assert.ok(problems.some((p) => p.severity === 'error' && p.ruleId === 'no-empty-servers'), 'empty servers is an error');
+    assert.ok(problems.some((p) => p.severity === 'error' && p.ruleId === 'security-defined'), 'undefined security is an error');
+  });
+
+  it('every operation has a unique operationId; the business POSTs have request examples and the Idempotency-Key header', () => {
+    const ops = operations();
+    assert.ok(ops.length >= 69, `operations: ${ops.length}`);
+    const ids = ops.map((o) => o.op.operationId);
+    assert.ok(ids.every((id) => typeof id === 'string' && /^[a-zA-Z][a-zA-Z0-9]*$/.test(id)), 'operationIds are identifiers');
+    assert.equal(new Set(ids).size, ids.length, 'unique');
+    const apply = ops.find((o) => o.path === '/open-api-corp/card/v1/apply')!;
+    assert.equal(apply.op.operationId, 'cardApply');
+    for (const { path, op } of ops) {
+      if (!op.requestBody) continue;
+      const example = op.requestBody.content['application/json'].example;
+      assert.ok(example && typeof example === 'object', `example for ${path}`);
+    }
+    const partnerPosts = ops.filter((o) => o.method === 'post' && o.op.security?.some((s: any) => 'sign' in s && 'apiKey' in s));
+    assert.ok(partnerPosts.length > 20);
+    for (const { path, op } of partnerPosts) {
+      if (path === '/open-api-corp/card/v1/retrieve-secure-card') continue; // never stores card data (D26)
+      assert.ok(op.parameters?.some((p: any) => p.$ref === '#/components/parameters/IdempotencyKey'), `Idempotency-Key on ${path}`);
+    }
+    assert.equal(doc.components.parameters.IdempotencyKey.name, 'Idempotency-Key');
+    const secure = ops.find((o) => o.path === '/open-api-corp/card/v1/retrieve-secure-card')!;
+    assert.ok(!JSON.stringify(secure.op.parameters ?? []).includes('IdempotencyKey'), 'card data answers are never stored');
+  });
+
+  it('shares the envelope, paging and contract objects as components instead of inlining them', () => {
+    const schemas = doc.components.schemas;
+    for (const name of ['Envelope', 'MessageDetail', 'ErrorEnvelope', 'Paging', 'CardView', 'CustomerView', 'ApplyCardBody']) {
+      assert.ok(schemas[name], `component ${name}`);
+    }
+    const cardQuery = doc.paths['/open-api-corp/card/v1/query'].get.responses['200'].content['application/json'].schema;
+    assert.deepEqual(cardQuery.allOf[0], { $ref: '#/components/schemas/Envelope' });
+    assert.deepEqual(cardQuery.allOf[1].properties.data.anyOf[0], { $ref: '#/components/schemas/CardView' });
+    const list = JSON.stringify(doc.paths['/open-api-corp/card/v1/list'].get.responses['200']);
+    assert.match(list, /#\/components\/schemas\/CardPage/);
+    assert.match(JSON.stringify(schemas.CardPage), /#\/components\/schemas\/Paging/);
+    assert.equal(doc.paths['/open-api-corp/card/v1/query'].get.responses['401'].$ref, '#/components/responses/Unauthenticated');
+    // The whole document is far below the 430 KB it weighed with everything inlined.
+    assert.ok(text.length < 330_000, `size ${text.length}`);
+  });
+
+  it('lists every event type under webhooks, with its payload schema and a valid example', () => {
+    const types = WEBHOOK_EVENTS.map((e) => e.eventType);
+    for (const t of ['CARD_CREATED', 'CARD_REJECTED', 'CARD_STATUS_CHANGED', 'CARD_TRANSACTION', 'CUSTOMER_STATUS_CHANGED',
+      'ORGANIZATION_STATUS_CHANGED', 'CUSTOMER_KYC_CHANGED', 'LOW_BALANCE', 'WEBHOOK_TEST']) {
+      assert.ok(types.includes(t), t);
+      const hook = doc.webhooks[t]?.post;
+      assert.ok(hook, `webhook ${t}`);
+      const media = hook.requestBody.content['application/json'];
+      assert.equal(media.schema.allOf[1].properties.eventType.const, t);
+      assert.equal(media.example.eventType, t);
+    }
+  });
+
+  it('fills servers, marks unsigned routes with security: [], lists partner routes before operator routes', () => {
+    assert.deepEqual(doc.servers.map((s: any) => s.url), ['https://cards.sandbox.partner-bank.test']);
+    const extract = Object.entries(doc.paths).find(([p]) => p.startsWith('/internal/open-api/v1/secret-extract/'))![1] as any;
+    assert.deepEqual(extract.get.security, []);
+    const paths = Object.keys(doc.paths);
+    const firstAdmin = paths.findIndex((p) => p.startsWith('/internal/admin/'));
+    assert.ok(firstAdmin > 0);
+    assert.ok(paths.slice(firstAdmin).every((p) => p.startsWith('/internal/admin/')), 'operator routes come last');
+    assert.equal(doc.tags.at(-1).name, 'Admin');
+    assert.equal(doc.tags[0].name, 'Partner');
+    assert.doesNotMatch(doc.info.description, /docs\/api-guide\.md/);
+  });
+});

@@ -1,0 +1,59 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { startWorkers } from '../src/workers.ts';
+import type { RunningJobs } from '../src/platform/jobs.ts';
+
+/**
+ * Issue 14, item 6: the README's sandbox quick start works as written: the operator command makes
+ * the partner file, the example script takes a company through KYC approval to a card issued,
+ * funded, spent on and read back with exact amounts. The service runs with its workers, as `npm start` does.
+ */
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+describe('README quick start (issue 14)', () => {
+  let svc: TestService;
+  let workers: RunningJobs;
+  let dir: string;
+
+  before(async () => {
+    svc = await startService();
+    workers = startWorkers(svc.ctx, svc.app.log);
+    dir = mkdtempSync(path.join(os.tmpdir(), 'quickstart-'));
+  });
+  after(async () => {
+    await workers.stop();
+    rmSync(dir, { recursive: true, force: true });
+    await svc.close();
+    await closeTestDatabase();
+  });
+
+  it('the README starts with the two commands and shows the quick-start commands that this test runs', () => {
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const firstBlock = readme.split('```sh\n')[1].split('```')[0];
+    assert.match(firstBlock, /^npm ci && npm start/m);
+    assert.match(firstBlock, /^npm test/m);
+    assert.ok(readme.includes('npm run -s admin -- partner-create --name "Acme Wallet" --json > partner.json'));
+    assert.ok(readme.includes('npx tsx examples/quickstart.ts partner.json'));
+  });
+
+  it('runs: partner file from the CLI, then KYC approval, card issued, pool funded, purchase, exact amounts read back', { timeout: 120_000 }, async () => {
+    const env = { ...process.env, ADMIN_TOKEN, ADMIN_URL: svc.baseUrl, DATA_DIR: '/nonexistent-quickstart' };
+    const created = await run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', 'partner-create', '--name', 'Acme Wallet', '--json'], { cwd: ROOT, env });
+    const partnerFile = path.join(dir, 'partner.json');
+    writeFileSync(partnerFile, created.stdout);
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'examples/quickstart.ts', partnerFile], {
+      cwd: ROOT, env: { ...env, BASE_URL: svc.baseUrl }, timeout: 100_000,
+    });
+    assert.match(stdout, /^employee +cu\S+ KYC APPROVED$/m);
+    assert.match(stdout, /^card +\S+ VISA \d{6}\*{6}\d{4} ACTIVE$/m);
+    assert.match(stdout, /^purchase +\S+ approved=true amount=12\.34 USD$/m);
+    assert.match(stdout, /^pool +USD available=987\.66 pending=12\.34 total=1000(\.00)?$/m);
+  });
+});

@@ -258,7 +258,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   app.addHook('onRequest', async (req) => {
     const path = req.url;
     if (path.startsWith('/internal/admin/')) await refuseWhenExceeded(adminLimit, req, 'admin');
-    else if (path.startsWith('/open-api') || path.startsWith('/internal/')) await refuseWhenExceeded(preAuthLimit, req, 'preAuth');
+    // The card network ingress is exempt: its own addresses carry every authorization of every
+    // partner (D40); its failed authentications still count below.
+    else if (path.startsWith('/open-api')) await refuseWhenExceeded(preAuthLimit, req, 'preAuth');
   });
   /**
    * Failed authentications count against their address (in the shared store). Once an address is

@@ -14,13 +14,15 @@ DECLARE
   v_posting text;
   v_entries bigint;
 BEGIN
-  SELECT g.posting_id, sum(g.n) INTO v_posting, v_entries
-    FROM (SELECT e.posting_id, count(*) AS n, sum(e.amount) AS total
-            FROM ledger_entries e
-           WHERE e.posting_id IN (SELECT DISTINCT posting_id FROM new_entries)
-           GROUP BY e.posting_id, e.currency) g
-   GROUP BY g.posting_id
-  HAVING sum(g.n) < 2 OR bool_or(g.total <> 0)
+  -- LATERAL: the planner cannot size a transition table, so the per-posting lookup is spelled as
+  -- an index probe (ledger_entries_posting) instead of leaving it a join that may scan the table.
+  SELECT p.posting_id, g.n INTO v_posting, v_entries
+    FROM (SELECT DISTINCT posting_id FROM new_entries) p
+    CROSS JOIN LATERAL (SELECT sum(c.n) AS n, bool_or(c.total <> 0) AS unbalanced
+                          FROM (SELECT count(*) AS n, sum(e.amount) AS total
+                                  FROM ledger_entries e WHERE e.posting_id = p.posting_id
+                                 GROUP BY e.currency) c) g
+   WHERE g.n < 2 OR g.unbalanced
    LIMIT 1;
   IF v_posting IS NULL THEN
     RETURN NULL;

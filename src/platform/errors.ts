@@ -64,6 +64,9 @@ export const ERROR_CATALOG = {
   IDEMPOTENCY_KEY_IN_USE: { httpStatus: 409, message: 'A request with this Idempotency-Key is still being executed; retry shortly' },
   // Webhook test send (issue 14).
   WEBHOOK_NOT_CONFIGURED: { httpStatus: 200, message: 'No webhook_url is configured for this partner' },
+  // Managed-balance model (issue 11).
+  ASSET_INVALID: { httpStatus: 200, message: 'Asset is not supported' },
+  CONVERSION_NOT_AVAILABLE: { httpStatus: 200, message: 'No conversion rate is set between these assets' },
 } as const satisfies Record<string, { httpStatus: number; message: string }>;
 
 export type ErrorCode = Exclude<keyof typeof ERROR_CATALOG, 'SYS_SUCCESS'>;

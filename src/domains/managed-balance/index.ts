@@ -1,0 +1,6 @@
+/**
+ * The managed-balance model (spec 1, 2.3, 2.4, 4.2, 4.3; D33, D35, D36, D39): managed users and
+ * assets, asset movements (credit, debit, fees, conversion), consumer cards, QR payments and the
+ * push stream of /card/v1/ws. The public entry of the domain. See docs/managed-balance.md.
+ */
+export { activeAsset, ensureUser, findUser, listAssets, restrictionsOf, type AssetRow, type ManagedUserRow } from './users.ts';

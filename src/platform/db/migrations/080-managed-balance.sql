@@ -1,0 +1,119 @@
+-- The managed-balance model (spec 1, 2.3, 2.4, 4.3; D33, D35, D39, D48): assets, users keyed by
+-- (partner, externalUserId), their capability freezes, asset movements and the push stream.
+-- Balances are ledger accounts (owner_type MANAGED_USER, owner_id = user_id, currency = asset):
+-- free = available, freeze = pending. See src/domains/managed-balance/ and docs/managed-balance.md.
+
+-- Assets (2.3): operators extend this table; nothing in code lists them. `usd_rate` is how many
+-- units of the asset one USD buys: 1 for USD-pegged assets (D35), an operator-set rate otherwise,
+-- NULL when the asset cannot be converted.
+CREATE TABLE assets (
+  asset       text        PRIMARY KEY CHECK (asset ~ '^[A-Z0-9]{2,12}$'),
+  network     text        NOT NULL,
+  logo        text        NOT NULL,
+  -- Decimals an amount in this asset may carry (D4: managed-balance assets up to 18).
+  scale       integer     NOT NULL CHECK (scale BETWEEN 0 AND 18),
+  usd_pegged  boolean     NOT NULL,
+  usd_rate    numeric     CHECK (usd_rate > 0),
+  status      text        NOT NULL CHECK (status IN ('ACTIVE', 'INACTIVE')),
+  sort_order  integer     NOT NULL DEFAULT 100,
+  created_at  timestamptz NOT NULL,
+  updated_at  timestamptz NOT NULL,
+  CHECK (NOT usd_pegged OR usd_rate = 1)
+);
+INSERT INTO assets (asset, network, logo, scale, usd_pegged, usd_rate, status, sort_order, created_at, updated_at) VALUES
+  ('USDT', 'TRON', 'https://assets.cardsvc.example/logo/usdt.svg', 18, true, 1, 'ACTIVE', 10, now(), now()),
+  ('USDC', 'ETHEREUM', 'https://assets.cardsvc.example/logo/usdc.svg', 18, true, 1, 'ACTIVE', 20, now(), now()),
+  ('USD', 'FIAT', 'https://assets.cardsvc.example/logo/usd.svg', 18, true, 1, 'ACTIVE', 30, now(), now());
+
+-- End users of a partner (D35), created on first use. Another partner's externalUserId is another user.
+CREATE TABLE managed_users (
+  user_id          text        PRIMARY KEY CHECK (length(user_id) <= 20),
+  partner_id       text        NOT NULL REFERENCES partners (partner_id),
+  external_user_id text        NOT NULL,
+  created_at       timestamptz NOT NULL,
+  UNIQUE (partner_id, external_user_id)
+);
+
+-- Capability freezes of a partner's own users (3, D20), set by operators: CASH_IN_FROZEN refuses
+-- credits, CASH_OUT_FROZEN debits, PAYMENT_FROZEN card spend, CARD_FROZEN card management,
+-- ACCOUNT_FROZEN all of them.
+CREATE TABLE managed_user_restrictions (
+  user_id    text        NOT NULL REFERENCES managed_users (user_id),
+  code       text        NOT NULL CHECK (code IN ('ACCOUNT_FROZEN', 'CASH_IN_FROZEN', 'CASH_OUT_FROZEN', 'PAYMENT_FROZEN', 'CARD_FROZEN')),
+  remark     text,
+  created_at timestamptz NOT NULL,
+  PRIMARY KEY (user_id, code)
+);
+
+-- Asset movements (2.4): one row per movement, booked by one ledger posting. `external_tran_id`
+-- is the partner's idempotency id (4.3), unique per partner; service-initiated movements (fees)
+-- have none. CONVERSION debits `asset` and credits `counter_asset`.
+CREATE TABLE asset_movements (
+  movement_id        text        PRIMARY KEY CHECK (length(movement_id) <= 20),
+  partner_id         text        NOT NULL REFERENCES partners (partner_id),
+  user_id            text        NOT NULL REFERENCES managed_users (user_id),
+  external_tran_id   text,
+  type               text        NOT NULL CHECK (type IN ('DEPOSIT', 'WITHDRAW', 'CARD_PRINTING_FEE', 'CARD_POSTAL_FEE',
+                                   'CARD_VIP_FROZEN_FEE', 'CONVERSION', 'REWARD_DISTRIBUTION', 'REWARD_PAY', 'REWARD_REFUND', 'MIGRATION')),
+  -- CREDIT raises the user's balance in `asset`, DEBIT lowers it (a CONVERSION is a DEBIT of `asset`).
+  direction          text        NOT NULL CHECK (direction IN ('CREDIT', 'DEBIT')),
+  asset              text        NOT NULL REFERENCES assets (asset),
+  amount             numeric     NOT NULL CHECK (amount > 0),
+  counter_asset      text        REFERENCES assets (asset),
+  counter_amount     numeric     CHECK (counter_amount > 0),
+  rate               numeric     CHECK (rate > 0),
+  card_id            text,
+  remark             text,
+  status             text        NOT NULL CHECK (status IN ('SUCCESS')),
+  posting_id         text        NOT NULL REFERENCES ledger_postings (posting_id),
+  -- The user's free balance in `asset` after the movement.
+  free_after         numeric     NOT NULL,
+  seq                bigint      GENERATED ALWAYS AS IDENTITY,
+  created_at         timestamptz NOT NULL,
+  CHECK ((type = 'CONVERSION') = (counter_asset IS NOT NULL AND counter_amount IS NOT NULL AND rate IS NOT NULL))
+);
+CREATE UNIQUE INDEX asset_movements_external ON asset_movements (partner_id, external_tran_id) WHERE external_tran_id IS NOT NULL;
+CREATE INDEX asset_movements_user_time ON asset_movements (user_id, created_at DESC, seq DESC);
+CREATE INDEX asset_movements_partner_time ON asset_movements (partner_id, created_at DESC, seq DESC);
+
+-- The push stream of the managed-balance model (D39): what the WebSocket at /card/v1/ws sends.
+-- Rows are written in the transaction that commits the change, so every instance pushes what any
+-- instance committed. `stream_seq` orders the stream; a row is safe to push once every transaction
+-- that could still commit a smaller stream_seq has ended: `xid < pg_snapshot_xmin(pg_current_snapshot())`.
+CREATE TABLE user_stream (
+  stream_seq       bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  partner_id       text        NOT NULL,
+  xid              xid8        NOT NULL DEFAULT pg_current_xact_id(),
+  kind             text        NOT NULL CHECK (kind IN ('BALANCE', 'CARD_TRANSACTION', 'QR_PAYMENT')),
+  external_user_id text        NOT NULL,
+  payload          text        NOT NULL,
+  created_at       timestamptz NOT NULL
+);
+CREATE INDEX user_stream_partner ON user_stream (partner_id, stream_seq);
+
+-- Every change of a managed user's balance, whatever booked it (movement, card hold, clearing,
+-- QR payment), lands in the stream as a BALANCE message with the 2.3 object after the posting.
+CREATE FUNCTION user_stream_balances() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO user_stream (partner_id, kind, external_user_id, payload, created_at)
+  SELECT a.partner_id, 'BALANCE', u.external_user_id,
+         json_build_object(
+           'externalUserId', u.external_user_id,
+           'balance', json_build_object('asset', a.currency, 'network', s.network, 'logo', s.logo,
+                                        'free', a.available, 'freeze', a.pending, 'total', a.total),
+           'postingKind', p.kind, 'reference', p.reference, 'changeTime', to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text,
+         p.created_at
+    FROM (SELECT DISTINCT posting_id, account_id FROM new_entries) n
+    JOIN ledger_accounts a ON a.account_id = n.account_id AND a.owner_type = 'MANAGED_USER'
+    JOIN managed_users u ON u.user_id = a.owner_id
+    JOIN assets s ON s.asset = a.currency
+    JOIN ledger_postings p ON p.posting_id = n.posting_id
+   ORDER BY a.account_id;
+  IF FOUND THEN
+    PERFORM pg_notify('user_stream', '');
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER ledger_entries_user_stream AFTER INSERT ON ledger_entries
+  REFERENCING NEW TABLE AS new_entries
+  FOR EACH STATEMENT EXECUTE FUNCTION user_stream_balances();

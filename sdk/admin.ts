@@ -52,6 +52,16 @@ export class AdminClient {
     return envelope.data;
   }
 
+  /** Creates or replaces an asset of the managed-balance model (D35). */
+  upsertAsset(input: { asset: string; network: string; logo: string; scale: number; usdPegged: boolean; usdRate?: unknown; status: 'ACTIVE' | 'INACTIVE'; sortOrder?: number }) {
+    return this.call<unknown[]>('POST', '/internal/admin/v1/assets', { body: input });
+  }
+
+  /** Freezes or unfreezes capabilities of a partner's managed user (D20). */
+  setUserRestrictions(input: { partnerId: string; externalUserId: string; addRestrictions?: string[]; removeRestrictions?: string[]; remark?: string }) {
+    return this.call<{ externalUserId: string; restrictions: string[] }>('POST', '/internal/admin/v1/managed-users/restrictions', { body: input });
+  }
+
   createPartner(input: CreatePartnerInput): Promise<CreatedPartner> {
     return this.call('POST', '/internal/admin/v1/partners', { body: input });
   }

@@ -8,6 +8,7 @@ import { OrganizationsResource } from './resources/organizations.ts';
 import { CustomersResource } from './resources/customers.ts';
 import { FundingResource } from './resources/funding.ts';
 import { TransactionsResource } from './resources/transactions.ts';
+import { UserAssetsResource } from './resources/user-assets.ts';
 
 export * from './client.ts';
 export * from './admin.ts';
@@ -47,6 +48,10 @@ export type {
  * const client = new CardServiceClient({ baseUrl, apiKey, secretKey });
  * const settings = await client.partner.settings();
  */
+export type {
+  CreditParams, DebitParams, ConvertParams, AssetMovement, UserBalance, MovementListParams, AssetInfo,
+} from './resources/user-assets.ts';
+
 export class CardServiceClient {
   readonly http: SignedHttpClient;
   readonly partner: PartnerResource;
@@ -58,6 +63,7 @@ export class CardServiceClient {
   readonly customers: CustomersResource;
   readonly funding: FundingResource;
   readonly transactions: TransactionsResource;
+  readonly userAssets: UserAssetsResource;
 
   constructor(options: ClientOptions) {
     this.http = new SignedHttpClient(options);
@@ -70,5 +76,6 @@ export class CardServiceClient {
     this.customers = new CustomersResource(this.http);
     this.funding = new FundingResource(this.http);
     this.transactions = new TransactionsResource(this.http);
+    this.userAssets = new UserAssetsResource(this.http);
   }
 }

@@ -25,6 +25,7 @@ import * as partnersContract from '../sdk/contract/partners.ts';
 import * as sandboxContract from '../sdk/contract/sandbox.ts';
 import * as velocityContract from '../sdk/contract/velocity.ts';
 import * as webhooksContract from '../sdk/contract/webhooks.ts';
+import * as managedBalanceContract from '../sdk/contract/managed-balance.ts';
 import { validatorCompiler } from './platform/http/validation.ts';
 import { clientErrorHandler, createGuardedServer, rateLimitCounters, type HttpTimeouts } from './platform/http/guards.ts';
 import { Mailer } from './platform/mail.ts';
@@ -39,6 +40,7 @@ import {
   companyAdminRoutes, onCustomerTerminated, onOrganizationTerminated, organizationRoutes, useEmployeeSubjects,
 } from './domains/organizations/index.ts';
 import { PartnerAuthenticator, PartnerCache, partnerRoutes } from './domains/partners/index.ts';
+import { userAssetRoutes } from './domains/managed-balance/index.ts';
 import { sandboxRoutes } from './domains/sandbox/index.ts';
 import { velocityRoutes } from './domains/velocity/index.ts';
 import { AuthUrlForwarder, authorizationRoutes, NetworkAuthenticator, ServiceKeys, type PartnerDecisionStage } from './domains/authorization/index.ts';
@@ -80,7 +82,8 @@ export function allRoutes(
   return [...partnerRoutes({ ...ctx, partnerCache }), ...diagnosticsRoutes(ctx),
     ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes(ctx), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx), ...customerAdminRoutes(ctx), ...ledgerAdminRoutes(ctx),
     ...eventRoutes(ctx), ...velocityRoutes({ ...ctx, cards: cardLookup }), ...cardRoutes(ctx),
-    ...authorizationRoutes({ ...ctx, partnerDecision: partnerDecision ?? forwarder, forwarder, serviceKeys })];
+    ...authorizationRoutes({ ...ctx, partnerDecision: partnerDecision ?? forwarder, forwarder, serviceKeys }),
+    ...userAssetRoutes(ctx)];
 }
 
 /**
@@ -371,7 +374,7 @@ export function operationIds(routes: RouteDef[]): [RouteDef, string][] {
 function openApiExtras(config: Config): OpenApiExtras {
   const namedSchemas: Record<string, unknown> = {};
   for (const contract of [partnersContract, organizationsContract, customersContract, fundingContract, cardsContract, velocityContract,
-    authorizationContract, eventsContract, sandboxContract, webhooksContract]) {
+    authorizationContract, eventsContract, sandboxContract, webhooksContract, managedBalanceContract]) {
     for (const [name, value] of Object.entries(contract)) {
       if (value && typeof value === 'object' && !Array.isArray(value) && !(name in namedSchemas)) namedSchemas[name] = value;
     }

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
-import { ASSET_MAX_SCALE, Money, WireNumber } from './wire.ts';
+import { RestrictionCode } from './organizations.ts';
+import { ASSET_MAX_SCALE, IsoTime, Literals, Money, Nullable, Page, PagingQuery, WireNumber } from './wire.ts';
 
 /**
  * The managed-balance model (spec 1, 2.3, 2.4, 4.2, 4.3; D35, D36, D39, D48): users keyed by
@@ -31,3 +32,106 @@ export const UserBalance = Type.Object({
   total: WireNumber({ description: 'free + freeze' }),
 });
 export const UserBalanceList = Type.Array(UserBalance);
+
+// ---------------------------------------------------------------------------------------------
+// User assets (4.3): credit, debit, conversion, balance, movements
+
+/** 2.4 movement types. */
+export const MOVEMENT_TYPES = ['DEPOSIT', 'WITHDRAW', 'CARD_PRINTING_FEE', 'CARD_POSTAL_FEE', 'CARD_VIP_FROZEN_FEE', 'CONVERSION',
+  'REWARD_DISTRIBUTION', 'REWARD_PAY', 'REWARD_REFUND', 'MIGRATION'] as const;
+export const MovementType = Literals(MOVEMENT_TYPES);
+const MovementRemark = Type.String({ maxLength: MOVEMENT_REMARK_MAX, description: 'Up to 256 characters' });
+
+/** 4.3: credit and debit share one body. `type` (optional) labels the movement with a 2.4 type of the right direction. */
+export const CreditBody = Type.Object({
+  externalTranId: ExternalTranId,
+  asset: AssetCode,
+  amount: AssetAmount,
+  externalUserId: ExternalUserId,
+  remark: Type.Optional(MovementRemark),
+  type: Type.Optional(Literals(['DEPOSIT', 'REWARD_DISTRIBUTION', 'REWARD_REFUND', 'MIGRATION'] as const, { description: 'Default DEPOSIT' })),
+});
+export const DebitBody = Type.Object({
+  externalTranId: ExternalTranId,
+  asset: AssetCode,
+  amount: AssetAmount,
+  externalUserId: ExternalUserId,
+  remark: Type.Optional(MovementRemark),
+  type: Type.Optional(Literals(['WITHDRAW', 'REWARD_PAY', 'MIGRATION'] as const, { description: 'Default WITHDRAW' })),
+});
+export const ConvertBody = Type.Object({
+  externalTranId: ExternalTranId,
+  externalUserId: ExternalUserId,
+  fromAsset: AssetCode,
+  toAsset: AssetCode,
+  amount: AssetAmount,
+  remark: Type.Optional(MovementRemark),
+});
+
+/** An asset movement (2.4) as answered by every user-asset route. */
+export const AssetMovement = Type.Object({
+  transactionId: Type.String({ description: 'The service\'s id of the movement (at most 20 characters)' }),
+  externalTranId: Nullable(Type.String({ description: 'The partner\'s id; null for movements the service books itself (fees)' })),
+  externalUserId: Type.String(),
+  type: MovementType,
+  direction: Literals(['CREDIT', 'DEBIT'] as const, { description: 'CREDIT raises the balance of `asset`, DEBIT lowers it' }),
+  asset: Type.String(),
+  amount: WireNumber(),
+  counterAsset: Nullable(Type.String({ description: 'CONVERSION: the asset credited' })),
+  counterAmount: Nullable(WireNumber({ description: 'CONVERSION: the amount credited in counterAsset' })),
+  rate: Nullable(WireNumber({ description: 'CONVERSION: counterAmount per unit of asset before rounding down' })),
+  cardId: Nullable(Type.String({ description: 'Card fees: the card' })),
+  remark: Nullable(Type.String()),
+  status: Literals(['SUCCESS'] as const),
+  freeAfter: WireNumber({ description: 'The user\'s free balance in `asset` after the movement' }),
+  createTime: Type.String(),
+});
+export const AssetMovementPage = Page(AssetMovement);
+
+export const BalanceQuery = Type.Object({ externalUserId: ExternalUserId, asset: Type.Optional(AssetCode) });
+export const MovementListFilter = Type.Object({
+  externalUserId: ExternalUserId,
+  asset: Type.Optional(AssetCode),
+  type: Type.Optional(MovementType),
+  startTime: Type.Optional(IsoTime),
+  endTime: Type.Optional(IsoTime),
+  ...PagingQuery,
+});
+export const MovementDetailBody = Type.Object({
+  transactionId: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
+  externalTranId: Type.Optional(ExternalTranId),
+  externalUserId: Type.Optional(ExternalUserId),
+});
+export const TransferQuery = Type.Object({ externalTranId: ExternalTranId });
+
+/** An asset as partners see it. */
+export const AssetView = Type.Object({
+  asset: Type.String(),
+  network: Type.String(),
+  logo: Type.String(),
+  scale: Type.Integer({ description: 'Decimal places an amount may carry' }),
+  usdPegged: Type.Boolean(),
+  usdRate: Nullable(WireNumber({ description: 'Units of the asset per USD; null when not convertible' })),
+  status: Literals(['ACTIVE', 'INACTIVE'] as const),
+});
+export const AssetList = Type.Array(AssetView);
+
+// Operators
+export const AssetUpsertBody = Type.Object({
+  asset: AssetCode,
+  network: Type.String({ minLength: 1, maxLength: 32 }),
+  logo: Type.String({ minLength: 1, maxLength: 256 }),
+  scale: Type.Integer({ minimum: 0, maximum: ASSET_MAX_SCALE }),
+  usdPegged: Type.Boolean(),
+  usdRate: Type.Optional(Nullable(Money({ maxScale: ASSET_MAX_SCALE, sign: 'positive' }, { description: 'Units per USD; must be 1 for a pegged asset; absent/null: not convertible' }))),
+  status: Literals(['ACTIVE', 'INACTIVE'] as const),
+  sortOrder: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
+});
+export const UserRestrictionsBody = Type.Object({
+  partnerId: Type.String({ minLength: 1, maxLength: 20 }),
+  externalUserId: ExternalUserId,
+  addRestrictions: Type.Optional(Type.Array(RestrictionCode, { maxItems: 5 })),
+  removeRestrictions: Type.Optional(Type.Array(RestrictionCode, { maxItems: 5 })),
+  remark: Type.Optional(Type.String({ maxLength: 256 })),
+});
+export const UserRestrictionsView = Type.Object({ externalUserId: Type.String(), restrictions: Type.Array(Type.String()) });

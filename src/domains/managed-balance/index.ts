@@ -4,3 +4,5 @@
  * push stream of /card/v1/ws. The public entry of the domain. See docs/managed-balance.md.
  */
 export { activeAsset, ensureUser, findUser, listAssets, restrictionsOf, type AssetRow, type ManagedUserRow } from './users.ts';
+export { userAssetRoutes } from './routes.ts';
+export { balances, convert, move, CREDIT_TYPES, DEBIT_TYPES, type MovementDeps, type MovementView } from './movements.ts';

@@ -65,7 +65,9 @@ CREATE TABLE asset_movements (
   card_id            text,
   remark             text,
   status             text        NOT NULL CHECK (status IN ('SUCCESS')),
-  posting_id         text        NOT NULL REFERENCES ledger_postings (posting_id),
+  -- Deferred: the movement row is written first, so concurrent copies of one externalTranId queue
+  -- on its unique index before anything is booked (migration 081).
+  posting_id         text        NOT NULL REFERENCES ledger_postings (posting_id) DEFERRABLE INITIALLY DEFERRED,
   -- The user's free balance in `asset` after the movement.
   free_after         numeric     NOT NULL,
   seq                bigint      GENERATED ALWAYS AS IDENTITY,

@@ -1,0 +1,140 @@
+import type { Queryable } from '../../platform/db/db.ts';
+
+/** Asset movements (2.4): SQL of the credit/debit call, conversion rows and the reads. */
+
+export type MoveOutcome = 'OK' | 'ASSET_INVALID' | 'AMOUNT_SCALE' | 'CAPABILITY_FROZEN' | 'DUPLICATE' | 'INSUFFICIENT_BALANCE';
+
+export interface MoveRow {
+  partnerId: string;
+  externalUserId: string;
+  newUserId: string;
+  externalTranId: string;
+  type: string;
+  direction: 'CREDIT' | 'DEBIT';
+  asset: string;
+  amount: string;
+  remark: string | null;
+  blockers: readonly string[];
+  now: Date;
+  movementId: string;
+  postingId: string;
+  newAccountId: string;
+  newContraId: string;
+}
+
+/** One credit or debit, decided and booked in one call (user_asset_move, migration 081). */
+export async function moveInDb(q: Queryable, m: MoveRow): Promise<{ outcome: MoveOutcome; body: string }> {
+  const rows = await q.query<{ outcome: MoveOutcome; body: string }>(
+    `SELECT outcome, body FROM user_asset_move($1, $2, $3, $4, $5, $6, $7, $8::numeric, $9, $10::text[], $11, $12, $13, $14, $15)`,
+    [m.partnerId, m.externalUserId, m.newUserId, m.externalTranId, m.type, m.direction, m.asset, m.amount, m.remark, m.blockers, m.now,
+      m.movementId, m.postingId, m.newAccountId, m.newContraId],
+  );
+  return rows[0];
+}
+
+export interface NewMovementRow {
+  movementId: string;
+  partnerId: string;
+  userId: string;
+  externalTranId: string | null;
+  type: string;
+  direction: 'CREDIT' | 'DEBIT';
+  asset: string;
+  amount: string;
+  counterAsset: string | null;
+  counterAmount: string | null;
+  rate: string | null;
+  cardId: string | null;
+  remark: string | null;
+  postingId: string;
+  freeAfter: string;
+  createdAt: Date;
+}
+
+/** Inserts a movement booked by the caller's posting; null when the externalTranId is already used. */
+export async function insertMovement(q: Queryable, m: NewMovementRow, externalUserId: string): Promise<string | null> {
+  const rows = await q.query<{ body: string }>(
+    `WITH ins AS (
+       INSERT INTO asset_movements (movement_id, partner_id, user_id, external_tran_id, type, direction, asset, amount, counter_asset,
+                                    counter_amount, rate, card_id, remark, status, posting_id, free_after, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::numeric, $9, $10::numeric, $11::numeric, $12, $13, 'SUCCESS', $14, $15::numeric, $16)
+       ON CONFLICT (partner_id, external_tran_id) WHERE external_tran_id IS NOT NULL DO NOTHING
+       RETURNING *)
+     SELECT asset_movement_json(ins, $17)::text AS body FROM ins`,
+    [m.movementId, m.partnerId, m.userId, m.externalTranId, m.type, m.direction, m.asset, m.amount, m.counterAsset, m.counterAmount, m.rate,
+      m.cardId, m.remark, m.postingId, m.freeAfter, m.createdAt, externalUserId],
+  );
+  return rows[0]?.body ?? null;
+}
+
+export async function externalTranIdUsed(q: Queryable, partnerId: string, externalTranId: string): Promise<boolean> {
+  const rows = await q.query('SELECT 1 FROM asset_movements WHERE partner_id = $1 AND external_tran_id = $2', [partnerId, externalTranId]);
+  return rows.length > 0;
+}
+
+export interface MovementFilter {
+  partnerId: string;
+  externalUserId: string;
+  asset: string | null;
+  type: string | null;
+  startTime: Date | null;
+  endTime: Date | null;
+}
+
+export async function listMovementBodies(q: Queryable, f: MovementFilter, limit: number, offset: number): Promise<{ total: number; bodies: string[] }> {
+  const where = `m.partner_id = $1 AND u.external_user_id = $2 AND ($3::text IS NULL OR m.asset = $3 OR m.counter_asset = $3)
+     AND ($4::text IS NULL OR m.type = $4) AND ($5::timestamptz IS NULL OR m.created_at >= $5) AND ($6::timestamptz IS NULL OR m.created_at < $6)`;
+  const params = [f.partnerId, f.externalUserId, f.asset, f.type, f.startTime, f.endTime];
+  const [count] = await q.query<{ n: string }>(
+    `SELECT count(*) AS n FROM asset_movements m JOIN managed_users u ON u.user_id = m.user_id WHERE ${where}`, params);
+  const rows = await q.query<{ body: string }>(
+    `SELECT asset_movement_json(m, u.external_user_id)::text AS body FROM asset_movements m JOIN managed_users u ON u.user_id = m.user_id
+      WHERE ${where} ORDER BY m.created_at DESC, m.seq DESC LIMIT $7 OFFSET $8`, [...params, limit, offset]);
+  return { total: Number(count.n), bodies: rows.map((r) => r.body) };
+}
+
+/** One movement of the partner by its id or by its externalTranId; optionally only of one user. */
+export async function findMovementBody(q: Queryable, partnerId: string, by: { movementId?: string; externalTranId?: string; externalUserId?: string }): Promise<string | null> {
+  const rows = await q.query<{ body: string }>(
+    `SELECT asset_movement_json(m, u.external_user_id)::text AS body FROM asset_movements m JOIN managed_users u ON u.user_id = m.user_id
+      WHERE m.partner_id = $1 AND ($2::text IS NULL OR m.movement_id = $2) AND ($3::text IS NULL OR m.external_tran_id = $3)
+        AND ($4::text IS NULL OR u.external_user_id = $4)`,
+    [partnerId, by.movementId ?? null, by.externalTranId ?? null, by.externalUserId ?? null],
+  );
+  return rows[0]?.body ?? null;
+}
+
+export interface AssetUpsert {
+  asset: string;
+  network: string;
+  logo: string;
+  scale: number;
+  usdPegged: boolean;
+  usdRate: string | null;
+  status: 'ACTIVE' | 'INACTIVE';
+  sortOrder: number;
+  now: Date;
+}
+
+export async function upsertAssetRow(q: Queryable, a: AssetUpsert): Promise<void> {
+  await q.query(
+    `INSERT INTO assets (asset, network, logo, scale, usd_pegged, usd_rate, status, sort_order, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, $8, $9, $9)
+     ON CONFLICT (asset) DO UPDATE SET network = excluded.network, logo = excluded.logo, scale = excluded.scale,
+       usd_pegged = excluded.usd_pegged, usd_rate = excluded.usd_rate, status = excluded.status, sort_order = excluded.sort_order,
+       updated_at = excluded.updated_at`,
+    [a.asset, a.network, a.logo, a.scale, a.usdPegged, a.usdRate, a.status, a.sortOrder, a.now],
+  );
+}
+
+export async function addUserRestrictions(q: Queryable, userId: string, codes: string[], remark: string | null, now: Date): Promise<void> {
+  if (codes.length === 0) return;
+  await q.query(
+    `INSERT INTO managed_user_restrictions (user_id, code, remark, created_at) SELECT $1, c, $3, $4 FROM unnest($2::text[]) c
+     ON CONFLICT (user_id, code) DO NOTHING`, [userId, codes, remark, now]);
+}
+
+export async function removeUserRestrictions(q: Queryable, userId: string, codes: string[]): Promise<void> {
+  if (codes.length === 0) return;
+  await q.query('DELETE FROM managed_user_restrictions WHERE user_id = $1 AND code = ANY($2::text[])', [userId, codes]);
+}

@@ -41,7 +41,7 @@ const AUTHORIZE = '/open-api/sandbox/v1/simulate/authorization';
  */
 const FORWARDING_RATE = Number(process.env.BENCH_FORWARDING_RATE ?? 150);
 
-interface Service {
+export interface Service {
   name: string;
   base: string;
   child: ChildProcess;
@@ -70,7 +70,7 @@ export interface LoadSample {
   errors: number;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function waitFor(url: string, timeoutMs = 90_000): Promise<void> {
@@ -86,7 +86,7 @@ async function waitFor(url: string, timeoutMs = 90_000): Promise<void> {
   }
 }
 
-async function startService(name: string, port: number, env: Record<string, string>): Promise<Service> {
+export async function startService(name: string, port: number, env: Record<string, string>): Promise<Service> {
   // BENCH_CPU_PROFILE_DIR: each service writes a V8 CPU profile there when it stops (Chrome DevTools, speedscope).
   const profile = process.env.BENCH_CPU_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE_DIR}`] : [];
   const child = spawn(process.execPath, [...profile, '--max-semi-space-size=64', '--import', 'tsx', 'src/main.ts', 'serve'], {
@@ -217,11 +217,11 @@ function processCpuMs(pid: number, reaped = false): number {
 }
 
 /** CPU used so far by the service process and by every PostgreSQL process on this machine. */
-function cpuTimes(service: Service): { service: number; postgres: number } {
+export function cpuTimes(service: Service): { service: number; postgres: number } {
   return { service: service.child.pid ? processCpuMs(service.child.pid) : NaN, postgres: postgresCpuMs() };
 }
 
-function pgbench(args: string[]): string {
+export function pgbench(args: string[]): string {
   const r = spawnSync('pgbench', ['-h', '127.0.0.1', '-U', 'postgres', ...args], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`pgbench ${args.join(' ')} failed: ${r.stderr}`);
   return r.stdout;
@@ -245,7 +245,7 @@ function postgresCpuMs(): number {
 }
 
 /** TPC-B transactions per second, and the PostgreSQL CPU per transaction beside it. */
-function pgbenchTps(durationS: number): { tps: number; postgresCpuMsPerTx: number } {
+export function pgbenchTps(durationS: number): { tps: number; postgresCpuMsPerTx: number } {
   const cpuBefore = postgresCpuMs();
   const out = pgbench(['-M', 'prepared', '-c', String(CONNECTIONS), '-j', '2', '-T', String(durationS), PGBENCH_DB]);
   const cpu = postgresCpuMs() - cpuBefore;
@@ -255,7 +255,7 @@ function pgbenchTps(durationS: number): { tps: number; postgresCpuMsPerTx: numbe
   return { tps: Number(m[1]), postgresCpuMsPerTx: cpu / Number(done[1]) };
 }
 
-async function freshDatabase(name: string): Promise<string> {
+export async function freshDatabase(name: string): Promise<string> {
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${name}`);
@@ -333,7 +333,7 @@ export async function authorizationScenario(): Promise<boolean> {
   }
 }
 
-async function stopService(s: Service): Promise<void> {
+export async function stopService(s: Service): Promise<void> {
   await s.db?.end();
   s.db = null;
   if (s.child.exitCode !== null || s.child.signalCode !== null) return;

@@ -16,6 +16,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { authorizationScenario, forwardingScenario } from './authorization.ts';
 import { signedHeaders } from './signing.ts';
+import { userAssetScenario } from './user-assets.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
@@ -149,11 +150,13 @@ const SCENARIOS: Record<string, () => Promise<boolean>> = {
   'signed-get': signedGetScenario,
   authorization: authorizationScenario,
   forwarding: forwardingScenario,
+  'user-assets': userAssetScenario,
 };
 const USAGE = `usage: npm run bench [-- --scenario=${Object.keys(SCENARIOS).join('|')}|all]
   signed-get     signed GET vs plain node:http (issue 2)
   authorization  simulate/authorization vs pgbench TPC-B on PostgreSQL, embedded beside it (issue 10)
   forwarding     auth_url forwarding overhead with a local partner (issue 12)
+  user-assets    signed /user-asset/v1/credit (1,000 users) vs pgbench TPC-B, embedded beside it (issue 11)
 environment: BENCH_ROUNDS (3), BENCH_DURATION_S (8), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test)`;
 
 async function main(): Promise<void> {

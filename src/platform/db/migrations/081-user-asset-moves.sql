@@ -42,6 +42,7 @@ DECLARE
   v_contra_id text;
   v_signed numeric := CASE WHEN p_direction = 'CREDIT' THEN p_amount ELSE -p_amount END;
   v_after numeric;
+  v_check numeric;
   v_m asset_movements;
 BEGIN
   IF p_amount <= 0 OR p_direction NOT IN ('CREDIT', 'DEBIT') THEN
@@ -57,9 +58,13 @@ BEGIN
     RETURN;
   END IF;
 
-  INSERT INTO managed_users (user_id, partner_id, external_user_id, created_at) VALUES (p_new_user_id, p_partner_id, p_external_user_id, p_now)
-    ON CONFLICT (partner_id, external_user_id) DO NOTHING;
+  -- Read first: the user and its account exist for every movement but the first.
   SELECT user_id INTO v_user_id FROM managed_users WHERE partner_id = p_partner_id AND external_user_id = p_external_user_id;
+  IF NOT FOUND THEN
+    INSERT INTO managed_users (user_id, partner_id, external_user_id, created_at) VALUES (p_new_user_id, p_partner_id, p_external_user_id, p_now)
+      ON CONFLICT (partner_id, external_user_id) DO NOTHING;
+    SELECT user_id INTO v_user_id FROM managed_users WHERE partner_id = p_partner_id AND external_user_id = p_external_user_id;
+  END IF;
 
   SELECT b.code INTO v_code FROM unnest(p_blockers) WITH ORDINALITY AS b(code, k)
    WHERE EXISTS (SELECT 1 FROM managed_user_restrictions r WHERE r.user_id = v_user_id AND r.code = b.code)
@@ -71,11 +76,15 @@ BEGIN
 
   -- The user's account in the asset, created empty on first use, then locked: copies of one request
   -- for one user serialize here and the later ones find the first one's movement.
-  INSERT INTO ledger_accounts (account_id, partner_id, organization_id, owner_type, owner_id, currency, allow_negative, created_at)
-    VALUES (p_new_account_id, p_partner_id, NULL, 'MANAGED_USER', v_user_id, p_asset, false, p_now)
-    ON CONFLICT (partner_id, owner_type, owner_id, currency) DO NOTHING;
   SELECT * INTO v_account FROM ledger_accounts
    WHERE partner_id = p_partner_id AND owner_type = 'MANAGED_USER' AND owner_id = v_user_id AND currency = p_asset FOR UPDATE;
+  IF NOT FOUND THEN
+    INSERT INTO ledger_accounts (account_id, partner_id, organization_id, owner_type, owner_id, currency, allow_negative, created_at)
+      VALUES (p_new_account_id, p_partner_id, NULL, 'MANAGED_USER', v_user_id, p_asset, false, p_now)
+      ON CONFLICT (partner_id, owner_type, owner_id, currency) DO NOTHING;
+    SELECT * INTO v_account FROM ledger_accounts
+     WHERE partner_id = p_partner_id AND owner_type = 'MANAGED_USER' AND owner_id = v_user_id AND currency = p_asset FOR UPDATE;
+  END IF;
 
   IF EXISTS (SELECT 1 FROM asset_movements WHERE partner_id = p_partner_id AND external_tran_id = p_external_tran_id) THEN
     RETURN QUERY SELECT 'DUPLICATE'::text, p_external_tran_id;
@@ -102,22 +111,29 @@ BEGIN
 
   -- Money outside the service (the partner's treasury), striped over 16 accounts per partner and asset.
   v_contra_owner := 'USER_FUNDS_' || lpad(((hashtext(v_user_id) & 2147483647) % 16)::text, 2, '0');
-  INSERT INTO ledger_accounts (account_id, partner_id, organization_id, owner_type, owner_id, currency, allow_negative, created_at)
-    VALUES (p_new_contra_id, p_partner_id, NULL, 'EXTERNAL', v_contra_owner, p_asset, true, p_now)
-    ON CONFLICT (partner_id, owner_type, owner_id, currency) DO NOTHING;
   SELECT account_id INTO v_contra_id FROM ledger_accounts
    WHERE partner_id = p_partner_id AND owner_type = 'EXTERNAL' AND owner_id = v_contra_owner AND currency = p_asset;
+  IF NOT FOUND THEN
+    INSERT INTO ledger_accounts (account_id, partner_id, organization_id, owner_type, owner_id, currency, allow_negative, created_at)
+      VALUES (p_new_contra_id, p_partner_id, NULL, 'EXTERNAL', v_contra_owner, p_asset, true, p_now)
+      ON CONFLICT (partner_id, owner_type, owner_id, currency) DO NOTHING;
+    SELECT account_id INTO v_contra_id FROM ledger_accounts
+     WHERE partner_id = p_partner_id AND owner_type = 'EXTERNAL' AND owner_id = v_contra_owner AND currency = p_asset;
+  END IF;
 
   INSERT INTO ledger_postings (posting_id, partner_id, kind, forced, reference, description, created_at)
     VALUES (p_posting_id, p_partner_id, p_type, false, p_movement_id, p_remark, p_now);
   -- Account rows in account_id order, the ledger's one lock order.
-  INSERT INTO ledger_entries (posting_id, account_id, currency, bucket, amount, available_after, pending_after, account_version, created_at)
-    SELECT p_posting_id, e.account_id, p_asset, 'AVAILABLE', e.amount, 0, 0, 0, p_now
-      FROM (VALUES (v_account.account_id, v_signed), (v_contra_id, -v_signed)) e(account_id, amount)
-     ORDER BY e.account_id;
-  -- Pair assertion: the trigger applied exactly what was predicted.
-  IF (SELECT available FROM ledger_accounts WHERE account_id = v_account.account_id) <> v_after THEN
-    RAISE EXCEPTION 'user_asset_move: free of % is not % after %', v_account.account_id, v_after, p_movement_id;
+  -- Pair assertion: the entry trigger applied exactly what was predicted to the user's account.
+  WITH e AS (
+    INSERT INTO ledger_entries (posting_id, account_id, currency, bucket, amount, available_after, pending_after, account_version, created_at)
+      SELECT p_posting_id, x.account_id, p_asset, 'AVAILABLE', x.amount, 0, 0, 0, p_now
+        FROM (VALUES (v_account.account_id, v_signed), (v_contra_id, -v_signed)) x(account_id, amount)
+       ORDER BY x.account_id
+      RETURNING account_id, available_after)
+  SELECT available_after INTO v_check FROM e WHERE account_id = v_account.account_id;
+  IF v_check IS DISTINCT FROM v_after THEN
+    RAISE EXCEPTION 'user_asset_move: free of % is % and not % after %', v_account.account_id, v_check, v_after, p_movement_id;
   END IF;
 
   RETURN QUERY SELECT 'OK'::text, asset_movement_json(v_m, p_external_user_id)::text;

@@ -1,0 +1,249 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
+import { CardServiceError, decimal, decimalText, type CardServiceClient } from '../sdk/index.ts';
+import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+
+/**
+ * A property test of the managed-balance ledger (2.3, 2.4; D4, D33, D35): random sequences of
+ * credit, debit, conversion and capability freezes on two users and three assets, against a model
+ * kept in BigInt units of 10^-18, checking after every step every balance object (`free`,
+ * `freeze`, `total`) of both users and the ledger audit. Everything goes through the signed API.
+ *
+ * Fixed seed by default. PROPERTY_RUNS=n runs n sequences of up to 24 commands, PROPERTY_SEED=s
+ * another seed. A failure prints the shrunk command sequence and what the service answered.
+ */
+
+const RUNS = process.env.PROPERTY_RUNS ? Number(process.env.PROPERTY_RUNS) : 24;
+const MAX_COMMANDS = process.env.PROPERTY_RUNS ? 24 : 14;
+const SEED = process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : 11;
+
+// ---------------------------------------------------------------------------------------------
+// Exact amounts: BigInt units of 10^-18
+
+const ONE = 10n ** 18n;
+
+function units(text: string): bigint {
+  const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
+  assert.ok(m, `not a decimal: ${text}`);
+  const frac = (m[3] ?? '').replace(/0+$/, '');
+  assert.ok(frac.length <= 18, `more than 18 decimals: ${text}`);
+  const v = BigInt(m[2]) * ONE + BigInt(frac.padEnd(18, '0') || '0');
+  return m[1] === '-' ? -v : v;
+}
+
+function text(u: bigint): string {
+  const neg = u < 0n;
+  const abs = neg ? -u : u;
+  const frac = (abs % ONE).toString().padStart(18, '0').replace(/0+$/, '');
+  return `${neg ? '-' : ''}${abs / ONE}${frac ? `.${frac}` : ''}`;
+}
+
+const unitsOf = (value: unknown): bigint => units(decimalText(value));
+
+// ---------------------------------------------------------------------------------------------
+// Assets of the runs: two USD-pegged with 18 decimals, one with 8 decimals at an operator rate.
+
+/** A test asset that is not USD-pegged: 1 USD buys 0.00002 of it (D35: operator-set rate). */
+const XBT = { asset: 'PXBT', scale: 8, usdRate: '0.00002' };
+const ASSETS = ['USDT', 'USDC', XBT.asset] as const;
+type Asset = (typeof ASSETS)[number];
+const SCALE: Record<Asset, number> = { USDT: 18, USDC: 18, [XBT.asset]: XBT.scale } as Record<Asset, number>;
+/** Units of the asset one USD buys, as a fraction (numerator, denominator). */
+const RATE: Record<Asset, [bigint, bigint]> = { USDT: [1n, 1n], USDC: [1n, 1n], [XBT.asset]: [2n, 100_000n] } as Record<Asset, [bigint, bigint]>;
+
+/** `amount` of `from` in `to`, rounded down to `to`'s scale (what movements.ts convert() does). */
+function converted(amount: bigint, from: Asset, to: Asset): bigint {
+  const [fn, fd] = RATE[from];
+  const [tn, td] = RATE[to];
+  // amount * (tn/td) / (fn/fd)
+  const exact = (amount * tn * fd) / (td * fn);
+  const step = 10n ** BigInt(18 - SCALE[to]);
+  return (exact / step) * step;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands
+
+type UserKey = 0 | 1;
+/** What a debit or conversion takes: a fixed amount, a part (per million) of the current free, all of it, or one step more. */
+type Amount = { kind: 'units'; units: bigint } | { kind: 'part'; ppm: number } | { kind: 'all' } | { kind: 'over' };
+type Command =
+  | { op: 'credit'; user: UserKey; asset: Asset; units: bigint }
+  | { op: 'debit'; user: UserKey; asset: Asset; amount: Amount }
+  | { op: 'convert'; user: UserKey; from: Asset; to: Asset; amount: Amount }
+  | { op: 'freeze'; user: UserKey; code: 'CASH_IN_FROZEN' | 'CASH_OUT_FROZEN'; on: boolean };
+
+const userKey = fc.constantFrom<UserKey>(0, 1);
+const asset = fc.constantFrom<Asset>(...ASSETS);
+/** Amounts from 10^-18 to 10^4, mostly with few significant digits (cents), sometimes all 18 decimals. */
+const rawUnits = fc.oneof(
+  fc.integer({ min: 1, max: 500_000 }).map((c) => BigInt(c) * 10n ** 16n),
+  fc.bigInt({ min: 1n, max: 10_000n * ONE }),
+);
+const amount: fc.Arbitrary<Amount> = fc.oneof(
+  { weight: 2, arbitrary: rawUnits.map((u) => ({ kind: 'units' as const, units: u })) },
+  { weight: 4, arbitrary: fc.integer({ min: 1, max: 999_999 }).map((ppm) => ({ kind: 'part' as const, ppm })) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'all' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'over' as const }) },
+);
+const command: fc.Arbitrary<Command> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ op: fc.constant('credit' as const), user: userKey, asset, units: rawUnits }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('debit' as const), user: userKey, asset, amount }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('convert' as const), user: userKey, from: asset, to: asset, amount }).filter((c) => c.from !== c.to) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('freeze' as const), user: userKey, code: fc.constantFrom('CASH_IN_FROZEN' as const, 'CASH_OUT_FROZEN' as const), on: fc.boolean() }) },
+);
+
+/** The asset's own precision: amounts of PXBT are cut to 8 decimals (a finer amount is a parameter error, tested elsewhere). */
+const fit = (u: bigint, a: Asset): bigint => {
+  const step = 10n ** BigInt(18 - SCALE[a]);
+  return (u / step) * step;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The model
+
+class Model {
+  free = new Map<string, bigint>();
+  frozen = new Set<string>();
+
+  get(user: UserKey, a: Asset): bigint {
+    return this.free.get(`${user}|${a}`) ?? 0n;
+  }
+  add(user: UserKey, a: Asset, delta: bigint): void {
+    this.free.set(`${user}|${a}`, this.get(user, a) + delta);
+  }
+  /** The amount a command means for this user's balance now. */
+  resolve(user: UserKey, a: Asset, amt: Amount): bigint {
+    if (amt.kind === 'all') return this.get(user, a);
+    if (amt.kind === 'over') return this.get(user, a) + 10n ** BigInt(18 - SCALE[a]);
+    if (amt.kind === 'part') return fit((this.get(user, a) * BigInt(amt.ppm)) / 1_000_000n, a);
+    return fit(amt.units, a);
+  }
+}
+
+async function outcome<T>(call: Promise<T>): Promise<{ code: null; value: T } | { code: string; value: null }> {
+  try {
+    return { code: null, value: await call };
+  } catch (err) {
+    if (err instanceof CardServiceError) return { code: err.code, value: null };
+    throw err;
+  }
+}
+
+describe('managed-balance ledger against a model (property, fast-check)', () => {
+  let svc: TestService;
+  let client: CardServiceClient;
+  let partnerId: string;
+  before(async () => {
+    svc = await startService();
+    const p = await svc.newPartner();
+    client = p.client;
+    partnerId = p.partner.partnerId;
+    await svc.admin.upsertAsset({ asset: XBT.asset, network: 'TEST', logo: 'https://assets.example/pxbt.svg', scale: XBT.scale, usdPegged: false, usdRate: decimal(XBT.usdRate), status: 'ACTIVE' });
+  });
+  after(async () => {
+    await svc.close();
+    await closeTestDatabase();
+  });
+
+  async function checkAll(users: [string, string], model: Model): Promise<void> {
+    for (const k of [0, 1] as const) {
+      const list = await client.userAssets.balance(users[k]);
+      for (const a of ASSETS) {
+        const b = list.find((x) => x.asset === a);
+        assert.ok(b, `user ${k} has a ${a} balance object`);
+        const expected = model.get(k, a);
+        assert.deepEqual({ free: unitsOf(b.free), freeze: unitsOf(b.freeze), total: unitsOf(b.total) },
+          { free: expected, freeze: 0n, total: expected }, `user ${k} ${a}`);
+      }
+    }
+    const report = await svc.admin.call<{ ok: boolean; findings: unknown[] }>('GET', '/internal/admin/v1/ledger/audit', { query: { partnerId } });
+    assert.deepEqual(report.findings, [], 'ledger audit findings');
+  }
+
+  async function step(users: [string, string], model: Model, cmd: Command): Promise<string> {
+    const externalTranId = `p-${randomBytes(8).toString('hex')}`;
+    const externalUserId = users[cmd.user];
+    switch (cmd.op) {
+      case 'credit': {
+        const amt = fit(cmd.units, cmd.asset);
+        if (amt === 0n) return 'skipped (below the asset scale)';
+        const expected = model.frozen.has(`${cmd.user}|CASH_IN_FROZEN`) ? 'CAPABILITY_FROZEN' : null;
+        const r = await outcome(client.userAssets.credit({ externalTranId, externalUserId, asset: cmd.asset, amount: decimal(text(amt)) }));
+        assert.equal(r.code, expected, `credit ${text(amt)} ${cmd.asset}`);
+        if (r.value) {
+          assert.equal(unitsOf(r.value.amount), amt);
+          assert.equal(unitsOf(r.value.freeAfter), model.get(cmd.user, cmd.asset) + amt);
+        }
+        if (expected === null) model.add(cmd.user, cmd.asset, amt);
+        return r.code ?? 'ok';
+      }
+      case 'debit': {
+        const amt = model.resolve(cmd.user, cmd.asset, cmd.amount);
+        if (amt === 0n) return 'skipped (nothing to debit)';
+        const expected = model.frozen.has(`${cmd.user}|CASH_OUT_FROZEN`) ? 'CAPABILITY_FROZEN'
+          : amt > model.get(cmd.user, cmd.asset) ? 'INSUFFICIENT_BALANCE' : null;
+        const r = await outcome(client.userAssets.debit({ externalTranId, externalUserId, asset: cmd.asset, amount: decimal(text(amt)) }));
+        assert.equal(r.code, expected, `debit ${text(amt)} ${cmd.asset}`);
+        if (expected === null) model.add(cmd.user, cmd.asset, -amt);
+        return r.code ?? 'ok';
+      }
+      case 'convert': {
+        const amt = model.resolve(cmd.user, cmd.from, cmd.amount);
+        if (amt === 0n) return 'skipped (nothing to convert)';
+        const counter = converted(amt, cmd.from, cmd.to);
+        const expected = counter === 0n ? 'DAPI_PARAM_INVALID'
+          : model.frozen.has(`${cmd.user}|CASH_OUT_FROZEN`) ? 'CAPABILITY_FROZEN'
+          : amt > model.get(cmd.user, cmd.from) ? 'INSUFFICIENT_BALANCE' : null;
+        const r = await outcome(client.userAssets.convert({ externalTranId, externalUserId, fromAsset: cmd.from, toAsset: cmd.to, amount: decimal(text(amt)) }));
+        assert.equal(r.code, expected, `convert ${text(amt)} ${cmd.from} -> ${cmd.to} (${text(counter)})`);
+        if (r.value) assert.equal(unitsOf(r.value.counterAmount), counter);
+        if (expected === null) {
+          model.add(cmd.user, cmd.from, -amt);
+          model.add(cmd.user, cmd.to, counter);
+        }
+        return r.code ?? `ok ${text(counter)} ${cmd.to}`;
+      }
+      case 'freeze': {
+        await svc.admin.setUserRestrictions({
+          partnerId, externalUserId, ...(cmd.on ? { addRestrictions: [cmd.code] } : { removeRestrictions: [cmd.code] }),
+        });
+        if (cmd.on) model.frozen.add(`${cmd.user}|${cmd.code}`);
+        else model.frozen.delete(`${cmd.user}|${cmd.code}`);
+        return 'ok';
+      }
+    }
+  }
+
+  it(`random credit, debit, conversion and freeze sequences keep every balance as the model says (seed ${SEED}, ${RUNS} runs)`, async () => {
+    const outcomes: Record<string, number> = {};
+    await fc.assert(
+      fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: MAX_COMMANDS, size: 'max' }), fc.array(rawUnits, { minLength: 6, maxLength: 6 }), async (commands, funding) => {
+        const users: [string, string] = [`pu-${randomBytes(5).toString('hex')}`, `pu-${randomBytes(5).toString('hex')}`];
+        const model = new Model();
+        const trace: string[] = [];
+        // Every user starts with some of every asset, so that debits and conversions mostly have something to take.
+        const prelude: Command[] = funding.map((u, i) => ({ op: 'credit' as const, user: (i % 2) as UserKey, asset: ASSETS[Math.floor(i / 2)], units: u }));
+        try {
+          for (const [n, cmd] of [...prelude, ...commands].entries()) {
+            trace.push(`#${n} ${JSON.stringify(cmd, (_k, v) => (typeof v === 'bigint' ? text(v) : v))}`);
+            const result = await step(users, model, cmd);
+            trace[trace.length - 1] += ` -> ${result}`;
+            const tally = `${cmd.op}:${result.split(' ')[0]}`;
+            outcomes[tally] = (outcomes[tally] ?? 0) + 1;
+            await checkAll(users, model);
+          }
+        } catch (err) {
+          throw new Error(`${(err as Error).message}\ntrace:\n${trace.join('\n')}`);
+        }
+      }),
+      { numRuns: RUNS, seed: SEED, endOnFailure: false },
+    );
+    // The runs must reach the interesting outcomes, or the property proves little.
+    for (const tally of ['credit:ok', 'debit:ok', 'debit:INSUFFICIENT_BALANCE', 'convert:ok', 'convert:INSUFFICIENT_BALANCE']) {
+      assert.ok((outcomes[tally] ?? 0) > 0, `some run reached ${tally} (${JSON.stringify(outcomes)})`);
+    }
+  });
+});

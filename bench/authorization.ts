@@ -244,10 +244,10 @@ function postgresCpuMs(): number {
   return total;
 }
 
-/** TPC-B transactions per second, and the PostgreSQL CPU per transaction beside it. */
-export function pgbenchTps(durationS: number): { tps: number; postgresCpuMsPerTx: number } {
+/** TPC-B (or `script`'s) transactions per second, and the PostgreSQL CPU per transaction beside it. */
+export function pgbenchTps(durationS: number, script: string[] = [], db = PGBENCH_DB): { tps: number; postgresCpuMsPerTx: number } {
   const cpuBefore = postgresCpuMs();
-  const out = pgbench(['-M', 'prepared', '-c', String(CONNECTIONS), '-j', '2', '-T', String(durationS), PGBENCH_DB]);
+  const out = pgbench(['-M', 'prepared', '-c', String(CONNECTIONS), '-j', '2', '-T', String(durationS), ...script, db]);
   const cpu = postgresCpuMs() - cpuBefore;
   const m = /tps = ([\d.]+) \(without initial connection time\)/.exec(out) ?? /tps = ([\d.]+)/.exec(out);
   const done = /number of transactions actually processed: (\d+)/.exec(out);

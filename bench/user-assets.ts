@@ -8,7 +8,7 @@
  * embedded database's figure (its own service, after the PostgreSQL rounds).
  * Target: credits/s >= 0.50 x pgbench TPC-B, p99 < 30 ms.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -85,6 +85,22 @@ async function newPartner(service: Service): Promise<Partner> {
   return { partnerId: p.partnerId, apiKey: p.apiKey!, secretKey: p.secretKey! };
 }
 
+/**
+ * The booking function alone, without HTTP and Node: pgbench calls user_asset_move (a credit of
+ * one of the 1,000 users, fresh ids) at the same 8 clients. Shows how much of the end-to-end gap to
+ * TPC-B is the database work and how much the HTTP path sharing the same two cores.
+ */
+function databaseCallAlone(dbName: string, partnerId: string, durationS: number, dir: string): { tps: number; postgresCpuMsPerTx: number } {
+  const script = path.join(dir, 'user-asset-move.sql');
+  writeFileSync(script, [
+    '\\set u random(0, 999)',
+    '\\set r random(1, 999999999999999)',
+    `SELECT outcome FROM user_asset_move(:partner, 'bench-user-' || :u, 'pbu' || :r, 'pb-' || :client_id || '-' || :r, 'DEPOSIT', 'CREDIT', 'USDT', 1.000000000000000001, NULL, '{ACCOUNT_FROZEN,CASH_IN_FROZEN}'::text[], now(), 'pbm' || :r, 'pbp' || :r, 'pba' || :r, 'pbc' || :r);`,
+    '',
+  ].join('\n'));
+  return pgbenchTps(durationS, ['-f', script, '-D', `partner=${partnerId}`], dbName);
+}
+
 const line = (label: string, s: Sample) =>
   `${label.padEnd(26)} ${s.creditsPerS.toFixed(0).padStart(6)} credits/s  p50 ${String(s.p50).padStart(3)} ms  p99 ${String(s.p99).padStart(3)} ms  refused ${s.refused}  non-2xx ${s.non2xx}  errors ${s.errors}` +
   `  cpu/request: service ${s.serviceCpuMsPerRequest.toFixed(2)} ms, postgres ${s.postgresCpuMsPerRequest.toFixed(2)} ms`;
@@ -102,6 +118,7 @@ export async function userAssetScenario(): Promise<boolean> {
     await loadCredits(pgService, partner, 3); // warm-up: creates the 1,000 users and their accounts
     const samples: Sample[] = [];
     const tps: number[] = [];
+    const callAlone: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const s = await loadCredits(pgService, partner, DURATION_S);
       samples.push(s);
@@ -109,6 +126,9 @@ export async function userAssetScenario(): Promise<boolean> {
       const t = pgbenchTps(DURATION_S);
       tps.push(t.tps);
       console.log(`round ${round} pgbench TPC-B          ${t.tps.toFixed(0).padStart(6)} tps  cpu/transaction: postgres ${t.postgresCpuMsPerTx.toFixed(2)} ms`);
+      const alone = databaseCallAlone('cardsvc_bench_assets', partner.partnerId, DURATION_S, dataDir);
+      callAlone.push(alone.tps);
+      console.log(`round ${round} user_asset_move alone  ${alone.tps.toFixed(0).padStart(6)} calls/s  cpu/call: postgres ${alone.postgresCpuMsPerTx.toFixed(2)} ms  (pgbench, no HTTP)`);
     }
     await stopService(pgService);
 
@@ -131,6 +151,7 @@ export async function userAssetScenario(): Promise<boolean> {
     console.log(`  PostgreSQL          ${credits.toFixed(0)} credits/s  p50 ${p50} ms  p99 ${p99} ms`);
     console.log(`  pgbench TPC-B       ${pgTps.toFixed(0)} tps`);
     console.log(`  ratio               ${ratio.toFixed(2)} x pgbench TPC-B`);
+    console.log(`  the booking call alone (pgbench, no HTTP): ${median(callAlone).toFixed(0)} calls/s = ${(median(callAlone) / pgTps).toFixed(2)} x TPC-B`);
     console.log(`  embedded (PGlite)   ${median(emb.map((s) => s.creditsPerS)).toFixed(0)} credits/s  p99 ${median(emb.map((s) => s.p99))} ms`);
     const ok = ratio >= 0.5 && p99 < 30 && samples.every((s) => s.refused === 0 && s.non2xx === 0 && s.errors === 0);
     console.log(`target credits/s >= 0.50 x pgbench TPC-B and p99 < 30 ms: ${ok ? 'MET' : 'NOT MET'}`);

@@ -9,6 +9,7 @@ import { CustomersResource } from './resources/customers.ts';
 import { FundingResource } from './resources/funding.ts';
 import { TransactionsResource } from './resources/transactions.ts';
 import { UserAssetsResource } from './resources/user-assets.ts';
+import { ConsumerCardsResource } from './resources/consumer-cards.ts';
 
 export * from './client.ts';
 export * from './admin.ts';
@@ -51,6 +52,10 @@ export type {
 export type {
   CreditParams, DebitParams, ConvertParams, AssetMovement, UserBalance, MovementListParams, AssetInfo,
 } from './resources/user-assets.ts';
+export type {
+  ConsumerApplyParams, ConsumerApplyResult, ConsumerBlockParams, ConsumerCard, ConsumerCardTransaction, ConsumerListParams, FiatTransactionsParams,
+  SendCodeParams,
+} from './resources/consumer-cards.ts';
 
 export class CardServiceClient {
   readonly http: SignedHttpClient;
@@ -64,6 +69,7 @@ export class CardServiceClient {
   readonly funding: FundingResource;
   readonly transactions: TransactionsResource;
   readonly userAssets: UserAssetsResource;
+  readonly consumerCards: ConsumerCardsResource;
 
   constructor(options: ClientOptions) {
     this.http = new SignedHttpClient(options);
@@ -77,5 +83,6 @@ export class CardServiceClient {
     this.funding = new FundingResource(this.http);
     this.transactions = new TransactionsResource(this.http);
     this.userAssets = new UserAssetsResource(this.http);
+    this.consumerCards = new ConsumerCardsResource(this.http);
   }
 }

@@ -40,7 +40,7 @@ import {
   companyAdminRoutes, onCustomerTerminated, onOrganizationTerminated, organizationRoutes, useEmployeeSubjects,
 } from './domains/organizations/index.ts';
 import { PartnerAuthenticator, PartnerCache, partnerRoutes } from './domains/partners/index.ts';
-import { userAssetRoutes } from './domains/managed-balance/index.ts';
+import { consumerCardRoutes, userAssetRoutes } from './domains/managed-balance/index.ts';
 import { sandboxRoutes } from './domains/sandbox/index.ts';
 import { velocityRoutes } from './domains/velocity/index.ts';
 import { AuthUrlForwarder, authorizationRoutes, NetworkAuthenticator, ServiceKeys, type PartnerDecisionStage } from './domains/authorization/index.ts';
@@ -83,7 +83,7 @@ export function allRoutes(
     ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes(ctx), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx), ...customerAdminRoutes(ctx), ...ledgerAdminRoutes(ctx),
     ...eventRoutes(ctx), ...velocityRoutes({ ...ctx, cards: cardLookup }), ...cardRoutes(ctx),
     ...authorizationRoutes({ ...ctx, partnerDecision: partnerDecision ?? forwarder, forwarder, serviceKeys }),
-    ...userAssetRoutes(ctx)];
+    ...userAssetRoutes(ctx), ...consumerCardRoutes(ctx)];
 }
 
 /**

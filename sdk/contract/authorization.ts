@@ -87,7 +87,8 @@ export const MessageType = Literals(['AUTHORIZATION', 'CLEARING', 'REVERSAL', 'R
 export const TransactionOut = Type.Object({
   transId: Type.String(),
   cardId: Type.String(),
-  organizationId: Type.String(),
+  /** Null for a consumer card of the managed-balance model (subjectType USER). */
+  organizationId: Nullable(Type.String()),
   subjectType: Type.String(),
   subjectId: Type.String(),
   messageType: MessageType,

@@ -14,7 +14,8 @@ export const CardId20 = Type.String({ minLength: 1, maxLength: 20, description: 
 export const CustomerId = Type.String({ minLength: 1, maxLength: 36 });
 export const CardNetwork = Type.Union([Type.Literal('VISA'), Type.Literal('MASTERCARD')]);
 export const CardForm = Type.Union([Type.Literal('VIRTUAL'), Type.Literal('PHYSICAL')]);
-export const BalanceMode = Type.Union([Type.Literal('SHARED'), Type.Literal('DEDICATED')]);
+/** ASSET: a consumer card profile of the managed-balance model (/card/v2/apply). */
+export const BalanceMode = Type.Union([Type.Literal('SHARED'), Type.Literal('DEDICATED'), Type.Literal('ASSET')]);
 export const CardSubjectType = Type.Union([Type.Literal('ORGANIZATION'), Type.Literal('CUSTOMER')]);
 export const CardStatus = Type.Union([Type.Literal('ACTIVE'), Type.Literal('BLOCKED'), Type.Literal('CANCELLED')]);
 export const ProfileStatus = Type.Union([Type.Literal('ACTIVE'), Type.Literal('INACTIVE')]);
@@ -30,7 +31,7 @@ export const ProfileView = Type.Object({
   cardForm: CardForm,
   balanceMode: BalanceMode,
   settlementCurrencies: Type.Array(Type.String()),
-  fees: Type.Object({ issuanceFee: WireNumber(), monthlyFee: WireNumber() }),
+  fees: Type.Object({ issuanceFee: WireNumber(), monthlyFee: WireNumber(), postalFee: WireNumber(), frozenFee: WireNumber() }),
   status: ProfileStatus,
 });
 export const AdminProfileView = Type.Intersect([ProfileView, Type.Object({

@@ -1,6 +1,7 @@
 import { Type, type TSchema } from 'typebox';
 import { ApplyView, CardView } from './cards.ts';
 import { TransactionOut } from './authorization.ts';
+import { ConsumerApplyView, ConsumerCardView } from './consumer-cards.ts';
 import { IsoTime, Literals, Nullable, WireNumber } from './wire.ts';
 
 /**
@@ -20,9 +21,20 @@ const statusChange = {
   retainedRestrictions: Type.Optional(Type.Array(RestrictionCode)),
 };
 
-export const CardCreatedData = Type.Object({ ...CardView.properties, ...ApplyView.properties, cardStatus: CardView.properties.status });
+/** A corporate card from its application (D49), or a consumer card of /card/v2/apply with the fees charged. */
+export const CardCreatedData = Type.Union([
+  Type.Object({ ...CardView.properties, ...ApplyView.properties, cardStatus: CardView.properties.status }),
+  ConsumerApplyView,
+]);
 export const CardRejectedData = ApplyView;
-export const CardStatusChangedData = Type.Object({ ...CardView.properties, previousStatus: CardView.properties.status });
+export const CardStatusChangedData = Type.Union([
+  Type.Object({ ...CardView.properties, previousStatus: CardView.properties.status }),
+  Type.Object({ ...ConsumerCardView.properties, previousStatus: CardView.properties.status }),
+]);
+export const VerificationCodeSentData = Type.Object({
+  externalUserId: Type.String(), cardId: Type.String(), channel: Literals(['SMS', 'EMAIL']),
+  code: Type.String({ description: 'The 6-digit code (sandbox only: production never sends it in an event)' }), expireTime: IsoTime,
+});
 export const CustomerStatusChangedData = Type.Object({ customerId: Type.String(), organizationId: Type.String(), ...statusChange });
 export const OrganizationStatusChangedData = Type.Object({ organizationId: Type.String(), ...statusChange });
 export const CustomerKycChangedData = Type.Object({
@@ -89,6 +101,10 @@ export const WEBHOOK_EVENTS: WebhookEventDoc[] = [
     data: CustomerKycChangedData, example: { customerId: card.subjectId, kycStatus: 'APPROVED', reason: null } },
   { eventType: 'LOW_BALANCE', summary: "A funding pool's available balance fell below its alert threshold (2.12)", businessId: 'the organizationId',
     data: LowBalanceData, example: { organizationId: card.organizationId, currency: 'USD', available: 950.25, threshold: 1000 } },
+  { eventType: 'VERIFICATION_CODE_SENT', summary: 'Sandbox only: a card verification code was sent to a user (D36), with the code', businessId: 'the cardId',
+    data: VerificationCodeSentData, example: {
+      externalUserId: 'user-42', cardId: card.cardId, channel: 'EMAIL', code: '042917', expireTime: T,
+    } },
   { eventType: 'WEBHOOK_TEST', summary: 'A test event you asked for with POST /open-api/webhook/v1/test (attempted once, never retried)',
     businessId: 'your partnerId', data: WebhookTestData, example: {
       test: true, message: 'Test event from the card-issuing service', partnerId: 'pamiabc123def45678', sentTime: T,

@@ -19,10 +19,10 @@ import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
 import { parseJson } from '../../platform/http/json.ts';
 import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema.ts';
 import { CORPORATE_SCALE, fromDb, parseAmount, toDb, type Amount } from '../../platform/money.ts';
-import { findCardById, type Card } from '../cards/index.ts';
+import { findSpendCard, type SpendCard } from '../cards/index.ts';
 import { mailLowBalanceAlert } from '../funding/index.ts';
 import type { AppContext } from '../../platform/context.ts';
-import { findAccount, getOrCreateAccount, post, type EntryInput } from '../ledger/index.ts';
+import { findAccount, findAccountById, getOrCreateAccount, post, type EntryInput } from '../ledger/index.ts';
 import { CAPABILITY_BLOCKERS, isIsoCountry } from '../organizations/index.ts';
 import { periodKeys, releaseUsage } from '../velocity/index.ts';
 import {
@@ -155,8 +155,12 @@ export async function authorize(deps: AuthorizationDeps, input: AuthorizationInp
   assertAuthorizationShape(transaction);
   if (!transaction.approved) return transaction;
   // The LOW_BALANCE event committed with the authorization; its emails go out now (2.12).
-  if (result.outcome === 'NEW_LOW_BALANCE') await mailLowBalanceAlert(deps, { organizationId: transaction.organizationId, currency: transaction.billingCurrency });
-  const stage = deps.partnerDecision ?? approveEverything;
+  if (result.outcome === 'NEW_LOW_BALANCE') {
+    invariant(transaction.organizationId !== null, `LOW_BALANCE of ${transaction.transId} is a company pool's`);
+    await mailLowBalanceAlert(deps, { organizationId: transaction.organizationId, currency: transaction.billingCurrency });
+  }
+  // Consumer cards (managed-balance model) are never forwarded to the partner (spec 1).
+  const stage = transaction.subjectType === 'USER' ? approveEverything : deps.partnerDecision ?? approveEverything;
   // D37: a network retry of an authorization still waiting for its partner is forwarded again with
   // the same networkTransactionId; once decided, a retry is answered from the record.
   if (result.outcome === 'REPLAY' && (transaction.status !== 'PENDING' || !stage.decided || await stage.decided(transaction.transId))) {
@@ -257,6 +261,13 @@ async function releaseHold(q: Queryable, auth: TransactionRow, amount: Amount, k
   return posting.postingId;
 }
 
+/** The network settlement account in the currency of the funds account the money moves from or to. */
+async function settlementAccountFor(q: Queryable, partnerId: string, fundsAccountId: string, at: Date): Promise<string> {
+  const funds = await findAccountById(q, fundsAccountId);
+  invariant(funds !== null, `funds account ${fundsAccountId} exists`);
+  return settlementAccount(q, partnerId, funds.currency, at);
+}
+
 async function settlementAccount(q: Queryable, partnerId: string, currency: string, at: Date): Promise<string> {
   const account = await getOrCreateAccount(q, { partnerId, ownerType: 'CLEARING', ownerId: NETWORK_SETTLEMENT_OWNER, currency }, at);
   return account.accountId;
@@ -280,7 +291,9 @@ export async function clear(deps: AuthorizationDeps, input: SettleInput): Promis
     const entries: EntryInput[] = [];
     if (hold.gt(0)) entries.push({ accountId: auth.fundsAccountId, amount: hold.neg(), bucket: 'PENDING' });
     if (!hold.eq(final)) entries.push({ accountId: auth.fundsAccountId, amount: hold.minus(final), bucket: 'AVAILABLE' });
-    entries.push({ accountId: await settlementAccount(q, auth.partnerId, auth.billingCurrency, at), amount: final, bucket: 'AVAILABLE' });
+    // A consumer card's funds are its user's asset (USD-pegged, 1:1 with the USD billing amount, D35):
+    // the settlement side is booked in the same asset so the posting balances per currency.
+    entries.push({ accountId: await settlementAccountFor(q, auth.partnerId, auth.fundsAccountId, at), amount: final, bucket: 'AVAILABLE' });
     const posting = await post(q, {
       partnerId: auth.partnerId, kind: 'CLEARING', entries, forced: final.gt(hold), reference: auth.transId, createTime: at,
     });
@@ -360,7 +373,7 @@ export async function refund(deps: AuthorizationDeps, input: RefundInput): Promi
     throw paramInvalid('merchantCountry', 'must be an ISO 3166-1 alpha-2 code');
   }
   return onceperMessage(deps, input.networkTransactionId, async (q, messageId) => {
-    const card = await findCardById(q, input.cardId);
+    const card = await findSpendCard(q, input.cardId);
     if (!card || (input.partnerId !== null && card.partnerId !== input.partnerId)) {
       throw new ApiError('CARD_INVALID', `Card ${input.cardId} does not exist`);
     }
@@ -377,7 +390,7 @@ export async function refund(deps: AuthorizationDeps, input: RefundInput): Promi
       partnerId: card.partnerId,
       kind: 'REFUND',
       entries: [
-        { accountId: await settlementAccount(q, card.partnerId, billingCurrency, at), amount: billingAmount.neg(), bucket: 'AVAILABLE' },
+        { accountId: await settlementAccountFor(q, card.partnerId, fundsAccountId, at), amount: billingAmount.neg(), bucket: 'AVAILABLE' },
         { accountId: fundsAccountId, amount: billingAmount, bucket: 'AVAILABLE' },
       ],
       reference: original?.transId ?? null,
@@ -412,8 +425,17 @@ export async function refund(deps: AuthorizationDeps, input: RefundInput): Promi
   });
 }
 
-/** The funds source of a card kind (D29): the company pool (SHARED) or the card's own balance (DEDICATED). */
-async function fundsAccountOf(q: Queryable, card: Card, currency: string, at: Date): Promise<string> {
+/**
+ * The funds source of a card kind (D29): the company pool (SHARED), the card's own balance
+ * (DEDICATED), or the user's funding asset (ASSET, a consumer card; D35).
+ */
+async function fundsAccountOf(q: Queryable, card: SpendCard, currency: string, at: Date): Promise<string> {
+  if (card.balanceMode === 'ASSET') {
+    invariant(card.fundingAsset !== null && currency === 'USD', `consumer card ${card.cardId} settles USD from its funding asset`);
+    const user = await getOrCreateAccount(q, { partnerId: card.partnerId, ownerType: 'MANAGED_USER', ownerId: card.subjectId, currency: card.fundingAsset }, at);
+    return user.accountId;
+  }
+  invariant(card.organizationId !== null, `corporate card ${card.cardId} has a company`);
   if (card.balanceMode === 'SHARED') {
     const pool = await findAccount(q, { partnerId: card.partnerId, ownerType: 'ORGANIZATION_POOL', ownerId: card.organizationId, currency });
     if (!pool) throw new ApiError('CURRENCY_NOT_ALLOWED', `Organization ${card.organizationId} has no ${currency} funding pool`);
@@ -475,6 +497,9 @@ export async function expireHolds(deps: Pick<AuthorizationDeps, 'db' | 'clock'>,
 // Reads
 
 export interface ListTransactionsInput {
+  /** Consumer cards (managed-balance model): the managed user's id; corporate lists never show them. */
+  userId?: string;
+  authType?: string;
   organizationId?: string;
   cardId?: string;
   customerId?: string;
@@ -484,7 +509,13 @@ export interface ListTransactionsInput {
   endTime?: string;
 }
 
-export async function listTransactions(deps: AuthorizationDeps, partnerId: string, input: ListTransactionsInput, paging: Paging) {
+export async function listTransactions(
+  deps: AuthorizationDeps,
+  partnerId: string,
+  input: ListTransactionsInput,
+  paging: Paging,
+  family: 'CORPORATE' | 'CONSUMER' = 'CORPORATE',
+) {
   const startTime = input.startTime ? new Date(input.startTime) : null;
   const endTime = input.endTime ? new Date(input.endTime) : null;
   if (startTime && endTime && startTime.getTime() > endTime.getTime()) throw paramInvalid('endTime', 'must not be before startTime');
@@ -497,12 +528,16 @@ export async function listTransactions(deps: AuthorizationDeps, partnerId: strin
     messageType: input.messageType ?? null,
     startTime,
     endTime,
+    family,
+    userId: input.userId ?? null,
+    authType: input.authType ?? null,
   }, paging.pageSize, (paging.page - 1) * paging.pageSize);
   return pageOf(paging, total, bodies.map((b) => view(b)));
 }
 
-export async function queryTransaction(deps: AuthorizationDeps, partnerId: string, transId: string): Promise<TransactionView> {
-  const body = await findTransactionJson(deps.db, partnerId, transId);
+/** A transaction of the partner's corporate cards, or (userId given) of that managed user's consumer cards. */
+export async function queryTransaction(deps: AuthorizationDeps, partnerId: string, transId: string, userId: string | null = null): Promise<TransactionView> {
+  const body = await findTransactionJson(deps.db, partnerId, transId, userId);
   if (body === null) throw new ApiError('TRANSACTION_NOT_FOUND', `Transaction ${transId} not found`);
   return view(body);
 }

@@ -56,8 +56,9 @@ export interface TransactionRow {
   transId: string;
   partnerId: string;
   cardId: string;
-  organizationId: string;
-  subjectType: 'ORGANIZATION' | 'CUSTOMER';
+  /** Null for a consumer card (subject USER, managed-balance model). */
+  organizationId: string | null;
+  subjectType: 'ORGANIZATION' | 'CUSTOMER' | 'USER';
   subjectId: string;
   messageType: MessageType;
   status: TransactionStatus;
@@ -130,7 +131,7 @@ export interface NewSettlement {
   transId: string;
   partnerId: string;
   cardId: string;
-  organizationId: string;
+  organizationId: string | null;
   subjectType: string;
   subjectId: string;
   messageType: Exclude<MessageType, 'AUTHORIZATION'>;
@@ -251,6 +252,10 @@ export interface TransactionFilter {
   messageType: string | null;
   startTime: Date | null;
   endTime: Date | null;
+  /** CORPORATE: company and employee cards; CONSUMER: consumer cards (subject USER) of `userId` when given. */
+  family: 'CORPORATE' | 'CONSUMER';
+  userId?: string | null;
+  authType?: string | null;
 }
 
 /** Transactions newest first (D9), as their JSON view. */
@@ -258,21 +263,26 @@ export async function listTransactions(q: Queryable, f: TransactionFilter, limit
   const where = `t.partner_id = $1 AND ($2::text IS NULL OR t.organization_id = $2) AND ($3::text IS NULL OR t.card_id = $3)
     AND ($4::text IS NULL OR (t.subject_type = 'CUSTOMER' AND t.subject_id = $4)) AND ($5::text IS NULL OR t.status = $5)
     AND ($6::text IS NULL OR t.message_type = $6)
-    AND ($7::timestamptz IS NULL OR t.created_at >= $7) AND ($8::timestamptz IS NULL OR t.created_at < $8)`;
-  const params = [f.partnerId, f.organizationId, f.cardId, f.customerId, f.status, f.messageType, f.startTime, f.endTime];
+    AND ($7::timestamptz IS NULL OR t.created_at >= $7) AND ($8::timestamptz IS NULL OR t.created_at < $8)
+    AND ${f.family === 'CONSUMER' ? `t.subject_type = 'USER' AND ($9::text IS NULL OR t.subject_id = $9)` : `t.subject_type <> 'USER' AND $9::text IS NULL`}
+    AND ($10::text IS NULL OR t.auth_type = $10)`;
+  const params = [f.partnerId, f.organizationId, f.cardId, f.customerId, f.status, f.messageType, f.startTime, f.endTime,
+    f.userId ?? null, f.authType ?? null];
   const [{ total }] = await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM card_transactions t WHERE ${where}`, params);
   const rows = await q.query<{ body: string }>(
     `SELECT card_transaction_json(t)::text AS body FROM card_transactions t WHERE ${where}
-      ORDER BY t.created_at DESC, t.trans_id DESC LIMIT $9 OFFSET $10`,
+      ORDER BY t.created_at DESC, t.trans_id DESC LIMIT $11 OFFSET $12`,
     [...params, limit, offset],
   );
   return { total, bodies: rows.map((r) => r.body) };
 }
 
-export async function findTransactionJson(q: Queryable, partnerId: string, transId: string): Promise<string | null> {
+/** One transaction of the partner by transId: of a company or employee card, or (userId given) of that user's consumer cards. */
+export async function findTransactionJson(q: Queryable, partnerId: string, transId: string, userId: string | null = null): Promise<string | null> {
   const rows = await q.query<{ body: string }>(
-    `SELECT card_transaction_json(t)::text AS body FROM card_transactions t WHERE trans_id = $1 AND partner_id = $2`,
-    [transId, partnerId],
+    `SELECT card_transaction_json(t)::text AS body FROM card_transactions t WHERE trans_id = $1 AND partner_id = $2
+        AND (CASE WHEN $3::text IS NULL THEN t.subject_type <> 'USER' ELSE t.subject_type = 'USER' AND t.subject_id = $3 END)`,
+    [transId, partnerId, userId],
   );
   return rows[0]?.body ?? null;
 }

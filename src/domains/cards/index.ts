@@ -19,9 +19,13 @@ export {
   createCardProfile, ensureCardsReady, listProfilesForOperator, listProfilesForPartner, updateCardProfileSettings, DEFAULT_VALIDITY_MONTHS,
   SANDBOX_PROFILES, type CardDeps, type CreateProfileInput,
 } from './profiles.ts';
+export {
+  cardProfileOf, changeConsumerCardStatus, consumerCardView, consumerProfile, findConsumerCard, findSpendCard, issueConsumerCard, listConsumerCards,
+  type SpendCard,
+} from './consumer.ts';
 export { cardKeyInventory, reencryptCardData, rotatePanDataKey } from './keys.ts';
 export type { CardSecret } from './card-data.ts';
 export type {
-  ApplyStatus, BalanceMode, Card, CardApplication, CardForm, CardNetwork, CardProfile, CardStatus, CardSubjectType, CardTransfer,
+  ApplyStatus, BalanceMode, Card, CardApplication, ConsumerCard, CardForm, CardNetwork, CardProfile, CardStatus, CardSubjectType, CardTransfer,
   DepositAccount,
 } from './store.ts';

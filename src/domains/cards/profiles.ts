@@ -29,17 +29,22 @@ export const SANDBOX_PROFILES: NewCardProfile[] = [
   { cardProfileId: 'sbx-visa-dedicated', profileName: 'Sandbox VISA virtual, dedicated balance', cardNetwork: 'VISA', balanceMode: 'DEDICATED', bin: '462264' },
   { cardProfileId: 'sbx-mc-shared', profileName: 'Sandbox MASTERCARD virtual, company pool', cardNetwork: 'MASTERCARD', balanceMode: 'SHARED', bin: '531993' },
   { cardProfileId: 'sbx-mc-dedicated', profileName: 'Sandbox MASTERCARD virtual, dedicated balance', cardNetwork: 'MASTERCARD', balanceMode: 'DEDICATED', bin: '531994' },
+  { cardProfileId: 'sbx-visa-consumer', profileName: 'Sandbox VISA virtual consumer card, user asset', cardNetwork: 'VISA', balanceMode: 'ASSET', bin: '462265' },
+  { cardProfileId: 'sbx-mc-consumer', profileName: 'Sandbox MASTERCARD virtual consumer card, user asset', cardNetwork: 'MASTERCARD', balanceMode: 'ASSET', bin: '531995' },
 ].map((p) => ({
   ...p,
   cardNetwork: p.cardNetwork as CardNetwork,
   balanceMode: p.balanceMode as BalanceMode,
   partnerId: null,
   cardForm: 'VIRTUAL' as CardForm,
-  settlementCurrencies: ['USD', 'HKD'],
+  // The consumer (ASSET) family bills in USD only (migration 083): its funding assets are USD-pegged.
+  settlementCurrencies: p.balanceMode === 'ASSET' ? ['USD'] : ['USD', 'HKD'],
   panLength: DEFAULT_PAN_LENGTH,
   validityMonths: DEFAULT_VALIDITY_MONTHS,
   issuanceFee: '0',
   monthlyFee: '0',
+  postalFee: '0',
+  frozenFee: '0',
   status: 'ACTIVE' as const,
 }));
 
@@ -72,7 +77,7 @@ export function profileView(p: CardProfile) {
     cardForm: p.cardForm,
     balanceMode: p.balanceMode,
     settlementCurrencies: p.settlementCurrencies,
-    fees: { issuanceFee: toWire(p.issuanceFee), monthlyFee: toWire(p.monthlyFee) },
+    fees: { issuanceFee: toWire(p.issuanceFee), monthlyFee: toWire(p.monthlyFee), postalFee: toWire(p.postalFee), frozenFee: toWire(p.frozenFee) },
     status: p.status,
   };
 }
@@ -94,7 +99,27 @@ const FEE_RULES = { maxScale: CORPORATE_SCALE, sign: 'nonNegative' } as const;
 /** A new profile as operators describe it: the row's fields, some optional (defaults below), fees as wire amounts. */
 export type CreateProfileInput = Pick<NewCardProfile, 'profileName' | 'cardNetwork' | 'cardForm' | 'balanceMode' | 'settlementCurrencies' | 'bin'>
   & Partial<Pick<NewCardProfile, 'cardProfileId' | 'partnerId' | 'panLength' | 'validityMonths' | 'status'>>
-  & { fees?: { issuanceFee?: WireAmount; monthlyFee?: WireAmount } };
+  & { fees?: ProfileFeesInput };
+
+/** Fees of a profile as operators give them; postalFee and frozenFee apply to consumer (ASSET) profiles only. */
+export interface ProfileFeesInput {
+  issuanceFee?: WireAmount;
+  monthlyFee?: WireAmount;
+  postalFee?: WireAmount;
+  frozenFee?: WireAmount;
+}
+
+function feeOf(fees: ProfileFeesInput | undefined, name: keyof ProfileFeesInput, current: string): string {
+  const value = fees?.[name];
+  return value === undefined ? current : toDb(parseAmount(`fees.${name}`, value, FEE_RULES));
+}
+
+/** Consumer fees on a corporate profile would never be charged: refused rather than ignored. */
+function checkFeesFit(balanceMode: BalanceMode, postalFee: string, frozenFee: string): void {
+  if (balanceMode === 'ASSET') return;
+  if (Number(postalFee) !== 0) throw paramInvalid('fees.postalFee', 'applies to consumer (ASSET) profiles only');
+  if (Number(frozenFee) !== 0) throw paramInvalid('fees.frozenFee', 'applies to consumer (ASSET) profiles only');
+}
 
 /** D22: operators create profiles; the BIN must be in the network's range. */
 export async function createCardProfile(deps: CardDeps, input: CreateProfileInput) {
@@ -105,8 +130,14 @@ export async function createCardProfile(deps: CardDeps, input: CreateProfileInpu
   if (!binMatchesNetwork(input.bin, input.cardNetwork)) throw paramInvalid('bin', `is not in the ${input.cardNetwork} range`);
   const panLength = input.panLength ?? DEFAULT_PAN_LENGTH;
   if (panLength - input.bin.length < 7) throw paramInvalid('panLength', 'must leave at least 6 account digits after the BIN');
-  const issuanceFee = input.fees?.issuanceFee === undefined ? '0' : toDb(parseAmount('fees.issuanceFee', input.fees.issuanceFee, FEE_RULES));
-  const monthlyFee = input.fees?.monthlyFee === undefined ? '0' : toDb(parseAmount('fees.monthlyFee', input.fees.monthlyFee, FEE_RULES));
+  if (input.balanceMode === 'ASSET' && (input.settlementCurrencies.length !== 1 || input.settlementCurrencies[0] !== 'USD')) {
+    throw paramInvalid('settlementCurrencies', 'a consumer (ASSET) profile settles in ["USD"] only: its funding assets are USD-pegged (D35)');
+  }
+  const issuanceFee = feeOf(input.fees, 'issuanceFee', '0');
+  const monthlyFee = feeOf(input.fees, 'monthlyFee', '0');
+  const postalFee = feeOf(input.fees, 'postalFee', '0');
+  const frozenFee = feeOf(input.fees, 'frozenFee', '0');
+  checkFeesFit(input.balanceMode, postalFee, frozenFee);
   const now = new Date(deps.clock.now());
   return deps.db.tx(async (q) => {
     if (input.partnerId) {
@@ -125,6 +156,8 @@ export async function createCardProfile(deps: CardDeps, input: CreateProfileInpu
       validityMonths: input.validityMonths ?? DEFAULT_VALIDITY_MONTHS,
       issuanceFee,
       monthlyFee,
+      postalFee,
+      frozenFee,
       status: input.status ?? 'ACTIVE',
     };
     if (!(await insertCardProfile(q, profile, now))) throw paramInvalid('cardProfileId', 'is already used');
@@ -134,18 +167,24 @@ export async function createCardProfile(deps: CardDeps, input: CreateProfileInpu
 
 export async function updateCardProfileSettings(
   deps: CardDeps,
-  input: { cardProfileId: string; profileName?: string; status?: 'ACTIVE' | 'INACTIVE'; fees?: { issuanceFee?: WireAmount; monthlyFee?: WireAmount } },
+  input: { cardProfileId: string; profileName?: string; status?: 'ACTIVE' | 'INACTIVE'; fees?: ProfileFeesInput },
 ) {
   await ensureCardsReady(deps);
   const now = new Date(deps.clock.now());
   return deps.db.tx(async (q) => {
     const current = await findCardProfile(q, input.cardProfileId, true);
     if (!current) throw new ApiError('CARD_PROFILE_INVALID');
+    const fees = {
+      issuanceFee: feeOf(input.fees, 'issuanceFee', current.issuanceFee),
+      monthlyFee: feeOf(input.fees, 'monthlyFee', current.monthlyFee),
+      postalFee: feeOf(input.fees, 'postalFee', current.postalFee),
+      frozenFee: feeOf(input.fees, 'frozenFee', current.frozenFee),
+    };
+    checkFeesFit(current.balanceMode, fees.postalFee, fees.frozenFee);
     const updated = await updateCardProfile(q, current.cardProfileId, {
       profileName: input.profileName ?? current.profileName,
       status: input.status ?? current.status,
-      issuanceFee: input.fees?.issuanceFee === undefined ? current.issuanceFee : toDb(parseAmount('fees.issuanceFee', input.fees.issuanceFee, FEE_RULES)),
-      monthlyFee: input.fees?.monthlyFee === undefined ? current.monthlyFee : toDb(parseAmount('fees.monthlyFee', input.fees.monthlyFee, FEE_RULES)),
+      ...fees,
     }, now);
     return adminProfileView(updated);
   });

@@ -36,7 +36,10 @@ export function cardRoutes(deps: CardDeps): RouteDef[] {
         bin: Type.String({ pattern: '^[0-9]{6,8}$' }),
         panLength: Type.Optional(Type.Integer({ minimum: 13, maximum: 19 })),
         validityMonths: Type.Optional(Type.Integer({ minimum: 1, maximum: 120 })),
-        fees: Type.Optional(Type.Object({ issuanceFee: Type.Optional(Money(FEE_RULES)), monthlyFee: Type.Optional(Money(FEE_RULES)) })),
+        fees: Type.Optional(Type.Object({
+          issuanceFee: Type.Optional(Money(FEE_RULES)), monthlyFee: Type.Optional(Money(FEE_RULES)),
+          postalFee: Type.Optional(Money(FEE_RULES)), frozenFee: Type.Optional(Money(FEE_RULES)),
+        })),
         status: Type.Optional(ProfileStatus),
       }),
       data: AdminProfileView,
@@ -53,7 +56,10 @@ export function cardRoutes(deps: CardDeps): RouteDef[] {
         cardProfileId: Type.String({ minLength: 1, maxLength: 32 }),
         profileName: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
         status: Type.Optional(ProfileStatus),
-        fees: Type.Optional(Type.Object({ issuanceFee: Type.Optional(Money(FEE_RULES)), monthlyFee: Type.Optional(Money(FEE_RULES)) })),
+        fees: Type.Optional(Type.Object({
+          issuanceFee: Type.Optional(Money(FEE_RULES)), monthlyFee: Type.Optional(Money(FEE_RULES)),
+          postalFee: Type.Optional(Money(FEE_RULES)), frozenFee: Type.Optional(Money(FEE_RULES)),
+        })),
       }),
       data: AdminProfileView,
       errors: ['CARD_PROFILE_INVALID'],

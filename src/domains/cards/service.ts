@@ -112,6 +112,9 @@ export async function checkApplication(
   if (!profile || profile.status !== 'ACTIVE' || (profile.partnerId !== null && profile.partnerId !== partnerId)) {
     throw new ApiError('CARD_PROFILE_INVALID');
   }
+  if (profile.balanceMode === 'ASSET') {
+    throw new ApiError('CARD_PROFILE_INVALID', 'A consumer card profile: consumer cards are applied for with /card/v2/apply');
+  }
   if (profile.cardForm !== 'VIRTUAL') {
     throw new ApiError('CARD_PROFILE_INVALID', 'Only virtual profiles can be applied for; physical cards are an upgrade');
   }

@@ -4,7 +4,8 @@ import type { Queryable } from '../../platform/db/db.ts';
 
 export type CardNetwork = 'VISA' | 'MASTERCARD';
 export type CardForm = 'VIRTUAL' | 'PHYSICAL';
-export type BalanceMode = 'SHARED' | 'DEDICATED';
+/** ASSET: a consumer card of the managed-balance model, spending its user's funding asset (migration 083). */
+export type BalanceMode = 'SHARED' | 'DEDICATED' | 'ASSET';
 export type CardSubjectType = 'ORGANIZATION' | 'CUSTOMER';
 export type CardStatus = 'ACTIVE' | 'BLOCKED' | 'CANCELLED';
 export type ApplyStatus = 'PENDING' | 'PROCESSING' | 'SUCCESS' | 'REJECTED';
@@ -25,6 +26,9 @@ export interface CardProfile {
   validityMonths: number;
   issuanceFee: string;
   monthlyFee: string;
+  /** Consumer (ASSET) profiles: CARD_POSTAL_FEE of a physical card, CARD_VIP_FROZEN_FEE of an unfreeze. */
+  postalFee: string;
+  frozenFee: string;
   status: 'ACTIVE' | 'INACTIVE';
   createdAt: Date;
   updatedAt: Date;
@@ -33,7 +37,8 @@ export interface CardProfile {
 const PROFILE_COLUMNS = `card_profile_id AS "cardProfileId", partner_id AS "partnerId", profile_name AS "profileName",
   card_network AS "cardNetwork", card_form AS "cardForm", balance_mode AS "balanceMode",
   settlement_currencies AS "settlementCurrencies", bin, pan_length AS "panLength", validity_months AS "validityMonths",
-  issuance_fee::text AS "issuanceFee", monthly_fee::text AS "monthlyFee", status, created_at AS "createdAt", updated_at AS "updatedAt"`;
+  issuance_fee::text AS "issuanceFee", monthly_fee::text AS "monthlyFee", postal_fee::text AS "postalFee",
+  frozen_fee::text AS "frozenFee", status, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 export type NewCardProfile = Omit<CardProfile, 'createdAt' | 'updatedAt'>;
 
@@ -41,11 +46,11 @@ export type NewCardProfile = Omit<CardProfile, 'createdAt' | 'updatedAt'>;
 export async function insertCardProfile(q: Queryable, p: NewCardProfile, now: Date): Promise<boolean> {
   const rows = await q.query(
     `INSERT INTO card_profiles (card_profile_id, partner_id, profile_name, card_network, card_form, balance_mode,
-       settlement_currencies, bin, pan_length, validity_months, issuance_fee, monthly_fee, status, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::numeric, $12::numeric, $13, $14, $14)
+       settlement_currencies, bin, pan_length, validity_months, issuance_fee, monthly_fee, postal_fee, frozen_fee, status, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::numeric, $12::numeric, $13::numeric, $14::numeric, $15, $16, $16)
      ON CONFLICT (card_profile_id) DO NOTHING RETURNING 1 AS ok`,
     [p.cardProfileId, p.partnerId, p.profileName, p.cardNetwork, p.cardForm, p.balanceMode, JSON.stringify(p.settlementCurrencies),
-      p.bin, p.panLength, p.validityMonths, p.issuanceFee, p.monthlyFee, p.status, now],
+      p.bin, p.panLength, p.validityMonths, p.issuanceFee, p.monthlyFee, p.postalFee, p.frozenFee, p.status, now],
   );
   return rows.length === 1;
 }
@@ -61,13 +66,14 @@ export async function findCardProfile(q: Queryable, cardProfileId: string, forUp
 export async function updateCardProfile(
   q: Queryable,
   cardProfileId: string,
-  s: { profileName: string; status: 'ACTIVE' | 'INACTIVE'; issuanceFee: string; monthlyFee: string },
+  s: { profileName: string; status: 'ACTIVE' | 'INACTIVE'; issuanceFee: string; monthlyFee: string; postalFee: string; frozenFee: string },
   now: Date,
 ): Promise<CardProfile> {
   const rows = await q.query<CardProfile>(
-    `UPDATE card_profiles SET profile_name = $2, status = $3, issuance_fee = $4::numeric, monthly_fee = $5::numeric, updated_at = $6
+    `UPDATE card_profiles SET profile_name = $2, status = $3, issuance_fee = $4::numeric, monthly_fee = $5::numeric,
+       postal_fee = $6::numeric, frozen_fee = $7::numeric, updated_at = $8
      WHERE card_profile_id = $1 RETURNING ${PROFILE_COLUMNS}`,
-    [cardProfileId, s.profileName, s.status, s.issuanceFee, s.monthlyFee, now],
+    [cardProfileId, s.profileName, s.status, s.issuanceFee, s.monthlyFee, s.postalFee, s.frozenFee, now],
   );
   return rows[0];
 }
@@ -278,7 +284,7 @@ export async function insertCard(q: Queryable, c: NewCard, now: Date): Promise<C
 
 export async function findCard(q: Queryable, partnerId: string, cardId: string, forUpdate = false): Promise<Card | null> {
   const rows = await q.query<Card>(
-    `SELECT ${CARD_COLUMNS} FROM cards WHERE partner_id = $1 AND card_id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    `SELECT ${CARD_COLUMNS} FROM cards WHERE partner_id = $1 AND card_id = $2 AND subject_type <> 'USER'${forUpdate ? ' FOR UPDATE' : ''}`,
     [partnerId, cardId],
   );
   return rows[0] ?? null;
@@ -286,14 +292,14 @@ export async function findCard(q: Queryable, partnerId: string, cardId: string, 
 
 /** A card by id alone: for internal callers (authorization, ledger) that resolved the partner already. */
 export async function findCardById(q: Queryable, cardId: string): Promise<Card | null> {
-  const rows = await q.query<Card>(`SELECT ${CARD_COLUMNS} FROM cards WHERE card_id = $1`, [cardId]);
+  const rows = await q.query<Card>(`SELECT ${CARD_COLUMNS} FROM cards WHERE card_id = $1 AND subject_type <> 'USER'`, [cardId]);
   return rows[0] ?? null;
 }
 
 export async function findCardSecret(q: Queryable, partnerId: string, cardId: string): Promise<CardSecretRow | null> {
   const rows = await q.query<CardSecretRow>(
     `SELECT card_id AS "cardId", pan_key_id AS "panKeyId", pan_enc AS "panEnc", cvk_key_id AS "cvkKeyId"
-     FROM cards WHERE partner_id = $1 AND card_id = $2`,
+     FROM cards WHERE partner_id = $1 AND card_id = $2 AND subject_type <> 'USER'`,
     [partnerId, cardId],
   );
   return rows[0] ?? null;
@@ -473,4 +479,96 @@ export async function setCardData(q: Queryable, cardId: string, panKeyId: string
 export async function countCardsNotUnderKey(q: Queryable, activeKeyId: string): Promise<number> {
   const [{ remaining }] = await q.query<{ remaining: number }>('SELECT count(*)::int AS remaining FROM cards WHERE pan_key_id <> $1', [activeKeyId]);
   return remaining;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Consumer cards of the managed-balance model (migration 083): subject USER, balance mode ASSET.
+// The corporate reads above never return them; these never return a corporate card.
+
+export interface ConsumerCard {
+  cardId: string;
+  partnerId: string;
+  /** The managed user (managed-balance domain's user id). */
+  userId: string;
+  cardProfileId: string;
+  cardNetwork: CardNetwork;
+  cardForm: CardForm;
+  currency: string;
+  fundingAsset: string;
+  cardholderName: string | null;
+  panFirst6: string;
+  panLast4: string;
+  status: CardStatus;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const CONSUMER_COLUMNS = `card_id AS "cardId", partner_id AS "partnerId", subject_id AS "userId", card_profile_id AS "cardProfileId",
+  card_network AS "cardNetwork", card_form AS "cardForm", currency, funding_asset AS "fundingAsset", cardholder_name AS "cardholderName",
+  pan_first6 AS "panFirst6", pan_last4 AS "panLast4", status, created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+export type NewConsumerCard = Omit<ConsumerCard, 'status' | 'createdAt' | 'updatedAt'> & {
+  panFingerprint: string;
+  panKeyId: string;
+  panEnc: string;
+  cvkKeyId: string;
+};
+
+/** Inserts an ACTIVE consumer card; null when the PAN fingerprint already exists (the caller draws another PAN). */
+export async function insertConsumerCard(q: Queryable, c: NewConsumerCard, now: Date): Promise<ConsumerCard | null> {
+  const rows = await q.query<ConsumerCard>(
+    `INSERT INTO cards (card_id, partner_id, organization_id, card_apply_id, card_profile_id, card_network, card_form, balance_mode,
+       currency, settlement_currencies, subject_type, subject_id, custodian_customer_id, cardholder_name, pan_first6, pan_last4,
+       pan_fingerprint, pan_key_id, pan_enc, cvk_key_id, funding_asset, status, created_at, updated_at)
+     VALUES ($1, $2, NULL, NULL, $3, $4, $5, 'ASSET', $6, $7, 'USER', $8, NULL, $9, $10, $11, $12, $13, $14, $15, $16, 'ACTIVE', $17, $17)
+     ON CONFLICT (pan_fingerprint) DO NOTHING RETURNING ${CONSUMER_COLUMNS}`,
+    [c.cardId, c.partnerId, c.cardProfileId, c.cardNetwork, c.cardForm, c.currency, JSON.stringify([c.currency]), c.userId,
+      c.cardholderName, c.panFirst6, c.panLast4, c.panFingerprint, c.panKeyId, c.panEnc, c.cvkKeyId, c.fundingAsset, now],
+  );
+  return rows[0] ?? null;
+}
+
+/** The user's consumer card, or null (another user's or partner's card, a corporate card: null alike). */
+export async function findConsumerCard(q: Queryable, partnerId: string, userId: string, cardId: string, forUpdate = false): Promise<ConsumerCard | null> {
+  const rows = await q.query<ConsumerCard>(
+    `SELECT ${CONSUMER_COLUMNS} FROM cards
+     WHERE card_id = $1 AND partner_id = $2 AND subject_type = 'USER' AND subject_id = $3${forUpdate ? ' FOR UPDATE' : ''}`,
+    [cardId, partnerId, userId],
+  );
+  return rows[0] ?? null;
+}
+
+/** A consumer card by id alone: for internal callers that resolved the partner already (authorization). */
+export async function findConsumerCardById(q: Queryable, cardId: string): Promise<ConsumerCard | null> {
+  const rows = await q.query<ConsumerCard>(`SELECT ${CONSUMER_COLUMNS} FROM cards WHERE card_id = $1 AND subject_type = 'USER'`, [cardId]);
+  return rows[0] ?? null;
+}
+
+export async function setConsumerCardStatus(q: Queryable, cardId: string, status: CardStatus, now: Date): Promise<ConsumerCard> {
+  const rows = await q.query<ConsumerCard>(
+    `UPDATE cards SET status = $2, updated_at = $3 WHERE card_id = $1 AND subject_type = 'USER' RETURNING ${CONSUMER_COLUMNS}`,
+    [cardId, status, now],
+  );
+  return rows[0];
+}
+
+export async function listConsumerCards(
+  q: Queryable,
+  f: { partnerId: string; userId: string; status?: CardStatus },
+  limit: number,
+  offset: number,
+): Promise<{ total: number; rows: ConsumerCard[] }> {
+  const params: unknown[] = [f.userId, f.partnerId];
+  let where = `subject_type = 'USER' AND subject_id = $1 AND partner_id = $2`;
+  if (f.status !== undefined) {
+    params.push(f.status);
+    where += ` AND status = $${params.length}`;
+  }
+  const [{ total }] = await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM cards WHERE ${where}`, params);
+  const rows = await q.query<ConsumerCard>(
+    `SELECT ${CONSUMER_COLUMNS} FROM cards WHERE ${where} ORDER BY created_at DESC, card_id DESC
+     LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, limit, offset],
+  );
+  return { total, rows };
 }

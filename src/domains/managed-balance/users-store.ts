@@ -56,3 +56,8 @@ export async function userRestrictionCodes(q: Queryable, userId: string): Promis
   const rows = await q.query<{ code: string }>('SELECT code FROM managed_user_restrictions WHERE user_id = $1 ORDER BY code', [userId]);
   return rows.map((r) => r.code);
 }
+
+export async function findUserRowsByIds(q: Queryable, partnerId: string, userIds: string[]): Promise<ManagedUserRow[]> {
+  if (userIds.length === 0) return [];
+  return q.query<ManagedUserRow>(`SELECT ${USER_COLUMNS} FROM managed_users WHERE partner_id = $1 AND user_id = ANY($2::text[])`, [partnerId, userIds]);
+}

@@ -6,7 +6,7 @@
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError } from '../../platform/errors.ts';
-import { ensureUserRow, findAssetRow, findUserRow, listAssetRows, userRestrictionCodes, type AssetRow, type ManagedUserRow } from './users-store.ts';
+import { ensureUserRow, findAssetRow, findUserRow, findUserRowsByIds, listAssetRows, userRestrictionCodes, type AssetRow, type ManagedUserRow } from './users-store.ts';
 
 export type { AssetRow, ManagedUserRow };
 
@@ -17,6 +17,10 @@ export async function ensureUser(q: Queryable, partnerId: string, externalUserId
 /** The user for a read or for an operation on an existing thing (a card): absent is null, never created. */
 export async function findUser(q: Queryable, partnerId: string, externalUserId: string): Promise<ManagedUserRow | null> {
   return findUserRow(q, partnerId, externalUserId);
+}
+
+export async function findUsersByIds(q: Queryable, partnerId: string, userIds: string[]): Promise<ManagedUserRow[]> {
+  return findUserRowsByIds(q, partnerId, userIds);
 }
 
 /** An ACTIVE asset, or ASSET_INVALID naming it. */

@@ -314,7 +314,8 @@ export async function listSubjectRules(
 // ---- Quota ----
 
 /** The subjects whose usage a card's purchases count toward (D32, D45). */
-function usageSubjectsOfCard(card: Pick<CardFacts, 'cardId' | 'subjectType' | 'subjectId'>): SubjectRef[] {
+/** A consumer card (subject USER, managed-balance model) measures the card alone, like a company card. */
+function usageSubjectsOfCard(card: { cardId: string; subjectType: CardFacts['subjectType'] | 'USER'; subjectId: string }): SubjectRef[] {
   const subjects: SubjectRef[] = [{ subjectType: 'CARD', subjectId: card.cardId }];
   if (card.subjectType === 'CUSTOMER') subjects.push({ subjectType: 'CUSTOMER', subjectId: card.subjectId });
   return subjects;
@@ -428,7 +429,7 @@ export async function bindRulesToCard(
 export interface UsageInput {
   partnerId: string;
   /** The card as the cards domain has it: its holder decides whether the employee counts too (D45). */
-  card: { cardId: string; subjectType: 'ORGANIZATION' | 'CUSTOMER'; subjectId: string };
+  card: { cardId: string; subjectType: 'ORGANIZATION' | 'CUSTOMER' | 'USER'; subjectId: string };
   /** PURCHASE, or CASH_ADVANCE for the ATM / cash channel (D32). */
   control: LimitControl;
   currency: string;

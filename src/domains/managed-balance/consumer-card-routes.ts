@@ -1,0 +1,127 @@
+import { Type } from 'typebox';
+import { route, type RouteDef } from '../../platform/http/router.ts';
+import {
+  ConsumerApplyBody, ConsumerApplyView, ConsumerBlockBody, ConsumerCardPage, ConsumerCardView, ConsumerDetailQuery, ConsumerListQuery,
+  ConsumerTransaction, ConsumerTransactionPage, ContactBody, ContactView, FiatTransactionsQuery, SendCodeBody, SendCodeView,
+  StatementDetailQuery,
+} from '../../../sdk/contract/consumer-cards.ts';
+import {
+  applyConsumerCard, blockUserCard, consumerCardDetail, fiatTransactions, listUserCards, sendVerificationCode, setUserContact,
+  statementDetail, type ConsumerCardDeps,
+} from './consumer-cards.ts';
+
+const TAG = 'Consumer cards';
+const paging = (q: { page?: number; pageSize?: number }) => ({ page: q.page ?? 1, pageSize: q.pageSize ?? 20 });
+
+/** Consumer cards of the managed-balance model (4.2; D35, D36, D43). See docs/consumer-cards.md. */
+export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
+  return [
+    route({
+      method: 'POST',
+      url: '/card/v2/apply',
+      auth: 'partner',
+      tag: TAG,
+      summary: 'Issue a consumer card to a user, charging the profile\'s fees (D35)',
+      description: 'Synchronous: the card is ACTIVE in the answer. `fundingAsset` (default USD) must be a USD-pegged asset: the card spends it 1:1 with its USD billing amount. '
+        + 'Fees of the profile are charged from the user\'s free balance in that asset: CARD_PRINTING_FEE (issuanceFee) and, for a PHYSICAL card, CARD_POSTAL_FEE (postalFee); '
+        + 'a fee above free refuses the apply with INSUFFICIENT_BALANCE and nothing is created. `mobile` and `email` (optional) are where verification codes go. '
+        + 'Refused with CAPABILITY_FROZEN (data.errorCode CARD_FROZEN or ACCOUNT_FROZEN) when the user\'s card management is frozen. Retry safely with an Idempotency-Key header.',
+      body: ConsumerApplyBody,
+      data: ConsumerApplyView,
+      example: { externalUserId: 'user-42', cardProfileId: 'sbx-visa-consumer', cardholderName: 'ADA LOVELACE', fundingAsset: 'USDT', email: 'ada@example.com' },
+      errors: ['ASSET_INVALID', 'CARD_PROFILE_INVALID', 'CAPABILITY_FROZEN', 'INSUFFICIENT_BALANCE'],
+      handler: ({ body, partner }) => applyConsumerCard(deps, partner.partnerId, body),
+    }),
+    route({
+      method: 'GET',
+      url: '/card/v2/list',
+      auth: 'partner',
+      tag: TAG,
+      summary: 'The user\'s consumer cards in every state (D43), newest first',
+      querystring: ConsumerListQuery,
+      data: ConsumerCardPage,
+      errors: [],
+      handler: ({ query, partner }) => {
+        const { page, pageSize, ...filter } = query;
+        return listUserCards(deps, partner.partnerId, filter, paging({ page, pageSize }));
+      },
+    }),
+    route({
+      method: 'GET',
+      url: '/card/v2/detail',
+      auth: 'partner',
+      tag: TAG,
+      summary: 'One consumer card of the user, with cardMantissa (last four digits)',
+      description: 'Every state is readable (D43). Another user\'s or partner\'s card, or a corporate card, is CARD_INVALID.',
+      querystring: ConsumerDetailQuery,
+      data: ConsumerCardView,
+      errors: ['CARD_INVALID'],
+      handler: ({ query, partner }) => consumerCardDetail(deps, partner.partnerId, query),
+    }),
+    route({
+      method: 'POST',
+      url: '/card/v2/block',
+      auth: 'partner',
+      tag: TAG,
+      summary: 'Freeze (block=true) or unfreeze (block=false) a consumer card (D36)',
+      description: '`data` is false on success both ways. Freezing needs no code. Unfreezing needs `smsCode` or `emailCode` from /card/v2/send-verification-code '
+        + '(6 digits, 5 minutes, at most 5 attempts, single use; otherwise VERIFICATION_CODE_INVALID), the user\'s card capability, and charges the profile\'s '
+        + 'CARD_VIP_FROZEN_FEE (frozenFee) when it has one. A card already in the asked state answers false and changes nothing.',
+      body: ConsumerBlockBody,
+      data: Type.Boolean(),
+      errors: ['CARD_INVALID', 'VERIFICATION_CODE_INVALID', 'CAPABILITY_FROZEN', 'INSUFFICIENT_BALANCE'],
+      handler: ({ body, partner }) => blockUserCard(deps, partner.partnerId, body),
+    }),
+    route({
+      method: 'POST',
+      url: '/card/v2/send-verification-code',
+      auth: 'partner',
+      tag: TAG,
+      summary: 'Send the user a 6-digit code for unfreezing the card (D36)',
+      description: 'Sent to the user\'s mobile (SMS) or email (EMAIL) given at apply or with /card/v2/contact, through the notification transport; in sandbox also as the event VERIFICATION_CODE_SENT (with the code). '
+        + 'A new code replaces the card\'s earlier ones.',
+      body: SendCodeBody,
+      data: SendCodeView,
+      errors: ['CARD_INVALID'],
+      handler: ({ body, partner }) => sendVerificationCode(deps, partner.partnerId, body),
+    }),
+    route({
+      method: 'POST',
+      url: '/card/v2/contact',
+      auth: 'partner',
+      tag: TAG,
+      summary: 'Set where the user\'s verification codes go (mobile, email)',
+      description: 'Given fields replace the stored ones; absent fields stay. The user is created on first use (D35).',
+      body: ContactBody,
+      data: ContactView,
+      errors: [],
+      handler: ({ body, partner }) => setUserContact(deps, partner.partnerId, body),
+    }),
+    route({
+      method: 'GET',
+      url: '/card/v1/fiat/transactions',
+      auth: 'partner',
+      tag: TAG,
+      summary: 'Transactions of consumer cards (2.9), newest first',
+      description: 'Authorizations, clearings, reversals and refunds of the partner\'s consumer cards, of one user when `externalUserId` is given; filters by card, authType, status and time (startTime inclusive, endTime exclusive); D9 paging.',
+      querystring: FiatTransactionsQuery,
+      data: ConsumerTransactionPage,
+      errors: [],
+      handler: ({ query, partner }) => {
+        const { page, pageSize, ...filter } = query;
+        return fiatTransactions(deps, partner.partnerId, filter, paging({ page, pageSize }));
+      },
+    }),
+    route({
+      method: 'GET',
+      url: '/card/v2/statements/detail',
+      auth: 'partner',
+      tag: TAG,
+      summary: 'One transaction of the user\'s consumer cards by transId (2.9)',
+      querystring: StatementDetailQuery,
+      data: ConsumerTransaction,
+      errors: ['TRANSACTION_NOT_FOUND'],
+      handler: ({ query, partner }) => statementDetail(deps, partner.partnerId, query),
+    }),
+  ];
+}

@@ -1,0 +1,281 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { CardServiceError, decimal, decimalText, type CardServiceClient, type UserBalance } from '../sdk/index.ts';
+import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { expectCode } from './helpers/companies.ts';
+
+/**
+ * Consumer cards of the managed-balance model (issue 11; 4.2, 2.3, 2.4, 2.9; D35, D36, D43, D47):
+ * apply with fees, reads, isolation, freeze and unfreeze with verification codes, and spend through
+ * the authorization engine against the user's asset. All through the signed API and the SDK.
+ */
+describe('consumer cards (issue 11)', () => {
+  let svc: TestService;
+  let client: CardServiceClient;
+  let partnerId: string;
+  let profileId: string;
+  before(async () => {
+    svc = await startService();
+    const p = await svc.newPartner();
+    client = p.client;
+    partnerId = p.partner.partnerId;
+    // A physical VIP profile with all three fees of 2.4, offered to this partner only.
+    const profile = await svc.admin.call<{ cardProfileId: string }>('POST', '/internal/admin/v1/card-profiles', {
+      body: {
+        partnerId, profileName: 'VIP metal', cardNetwork: 'VISA', cardForm: 'PHYSICAL', balanceMode: 'ASSET', settlementCurrencies: ['USD'],
+        bin: '462266', fees: { issuanceFee: decimal('3.00'), postalFee: decimal('2.50'), frozenFee: decimal('1.25') },
+      },
+    });
+    profileId = profile.cardProfileId;
+  });
+  after(async () => {
+    const report = await svc.admin.call<{ ok: boolean; findings: unknown[] }>('GET', '/internal/admin/v1/ledger/audit');
+    assert.deepEqual(report.findings, [], 'the ledger audit is clean after the file');
+    await svc.close();
+    await closeTestDatabase();
+  });
+
+  const uid = () => `user-${randomBytes(4).toString('hex')}`;
+  const tid = () => `tx-${randomBytes(6).toString('hex')}`;
+  const credit = (user: string, asset: string, amount: string, c = client) =>
+    c.userAssets.credit({ externalTranId: tid(), asset, amount: decimal(amount), externalUserId: user });
+  const balanceOf = async (user: string, asset: string, c = client) => {
+    const b = (await c.userAssets.balance(user)).find((x: UserBalance) => x.asset === asset);
+    assert.ok(b, `balance object for ${asset}`);
+    return { free: decimalText(b.free), freeze: decimalText(b.freeze), total: decimalText(b.total) };
+  };
+  const virtualCard = async (user: string, fundingAsset = 'USDT') =>
+    client.consumerCards.apply({ externalUserId: user, cardProfileId: 'sbx-visa-consumer', cardholderName: 'Ada Lovelace', fundingAsset });
+  const purchase = (cardId: string, amount: string) => client.sandbox.authorize({
+    cardId, amount: decimal(amount), currency: 'USD', merchantName: 'Coffee', mcc: '5814', merchantCountry: 'HK', channel: 'POS',
+  });
+
+  it('apply issues an ACTIVE card and charges CARD_PRINTING_FEE and CARD_POSTAL_FEE (physical) from free, as 2.4 movements', async () => {
+    const user = uid();
+    await credit(user, 'USDC', '10');
+    const card = await client.consumerCards.apply({ externalUserId: user, cardProfileId: profileId, cardholderName: 'Grace Hopper', fundingAsset: 'USDC' });
+    assert.equal(card.status, 'ACTIVE');
+    assert.equal(card.cardForm, 'PHYSICAL');
+    assert.equal(card.fundingAsset, 'USDC');
+    assert.equal(card.currency, 'USD');
+    assert.equal(card.cardholderName, 'GRACE HOPPER');
+    assert.match(card.cardMantissa, /^[0-9]{4}$/);
+    assert.deepEqual(card.fees.map((f) => [f.type, f.asset, decimalText(f.amount)]),
+      [['CARD_PRINTING_FEE', 'USDC', '3'], ['CARD_POSTAL_FEE', 'USDC', '2.5']]);
+    // 2.3 rule 4: fees reduce free and total directly, never through freeze.
+    assert.deepEqual(await balanceOf(user, 'USDC'), { free: '4.5', freeze: '0', total: '4.5' });
+    const moves = await client.userAssets.transactions({ externalUserId: user, asset: 'USDC' });
+    const fees = moves.result.filter((m) => String(m.type).startsWith('CARD_'));
+    assert.deepEqual(fees.map((m) => [m.type, m.direction, m.cardId, decimalText(m.amount)]).sort(),
+      [['CARD_POSTAL_FEE', 'DEBIT', card.cardId, '2.5'], ['CARD_PRINTING_FEE', 'DEBIT', card.cardId, '3']]);
+    const detail = await client.userAssets.transactionDetail({ transactionId: card.fees[0].transactionId });
+    assert.equal(detail.type, 'CARD_PRINTING_FEE');
+    // No PAN, no CVV in the answer (D26, D27).
+    assert.ok(!JSON.stringify(card).match(/[0-9]{13,19}/), 'no full card number in the answer');
+  });
+
+  it('a refused apply changes nothing: fees above free, non-pegged or unknown asset, corporate profile, frozen card capability', async () => {
+    const user = uid();
+    await credit(user, 'USDT', '5.49');
+    await expectCode(client.consumerCards.apply({ externalUserId: user, cardProfileId: profileId, cardholderName: 'Ann', fundingAsset: 'USDT' }), 'INSUFFICIENT_BALANCE');
+    assert.equal((await client.consumerCards.list({ externalUserId: user })).total, 0, 'no card was created');
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '5.49', freeze: '0', total: '5.49' });
+    const moves = await client.userAssets.transactions({ externalUserId: user });
+    assert.equal(moves.total, 1, 'only the credit: no fee was booked');
+
+    await svc.admin.upsertAsset({ asset: 'PXBT', network: 'BITCOIN', logo: 'https://x.example/pxbt.svg', scale: 8, usdPegged: false, usdRate: decimal('0.00002'), status: 'ACTIVE' });
+    await expectCode(virtualCard(user, 'PXBT'), 'ASSET_INVALID');
+    await expectCode(virtualCard(user, 'NOPE'), 'ASSET_INVALID');
+    await expectCode(client.consumerCards.apply({ externalUserId: user, cardProfileId: 'sbx-visa-shared', cardholderName: 'Ann' }), 'CARD_PROFILE_INVALID');
+    await expectCode(client.consumerCards.apply({ externalUserId: user, cardProfileId: 'no-such-profile', cardholderName: 'Ann' }), 'CARD_PROFILE_INVALID');
+    await svc.admin.setUserRestrictions({ partnerId, externalUserId: user, addRestrictions: ['CARD_FROZEN'] });
+    const frozen = await expectCode(virtualCard(user), 'CAPABILITY_FROZEN');
+    assert.deepEqual(frozen.data, { errorCode: 'CARD_FROZEN', errorMsg: 'USER' });
+    await svc.admin.setUserRestrictions({ partnerId, externalUserId: user, removeRestrictions: ['CARD_FROZEN'] });
+    assert.equal((await client.consumerCards.list({ externalUserId: user })).total, 0);
+    // Bounds: cardholder name pattern, funding asset code, contacts.
+    await expectCode(client.consumerCards.apply({ externalUserId: user, cardProfileId: 'sbx-visa-consumer', cardholderName: 'Ann 2' }), 'DAPI_PARAM_INVALID');
+    await expectCode(client.consumerCards.apply({ externalUserId: user, cardProfileId: 'sbx-visa-consumer', cardholderName: 'Ann', mobile: '12345' }), 'DAPI_PARAM_INVALID');
+    await expectCode(client.consumerCards.apply({ externalUserId: '', cardProfileId: 'sbx-visa-consumer', cardholderName: 'Ann' }), 'DAPI_PARAM_INVALID');
+    // Without fundingAsset the card spends USD (D35).
+    const usd = await client.consumerCards.apply({ externalUserId: user, cardProfileId: 'sbx-visa-consumer', cardholderName: 'Ann' });
+    assert.equal(usd.fundingAsset, 'USD');
+    assert.deepEqual(usd.fees, []);
+  });
+
+  it('list and detail show every state (D43); another user, another partner and the corporate routes do not see the card', async () => {
+    const user = uid();
+    const a = await virtualCard(user);
+    const b = await virtualCard(user);
+    await client.consumerCards.block({ externalUserId: user, cardId: a.cardId, block: true });
+    const page = await client.consumerCards.list({ externalUserId: user });
+    assert.equal(page.total, 2);
+    assert.deepEqual(page.result.map((c) => c.cardId), [b.cardId, a.cardId], 'newest first');
+    assert.equal((await client.consumerCards.list({ externalUserId: user, status: 'BLOCKED' })).result[0].cardId, a.cardId);
+    const detail = await client.consumerCards.detail(user, a.cardId);
+    assert.equal(detail.status, 'BLOCKED');
+    assert.equal(detail.cardMantissa, a.cardMantissa);
+    assert.equal(detail.externalUserId, user);
+
+    await expectCode(client.consumerCards.detail(uid(), a.cardId), 'CARD_INVALID');
+    const other = await svc.newPartner();
+    await expectCode(other.client.consumerCards.detail(user, a.cardId), 'CARD_INVALID');
+    assert.equal((await other.client.consumerCards.list({ externalUserId: user })).total, 0, 'another partner\'s user of the same id is another user');
+    await expectCode(other.client.consumerCards.block({ externalUserId: user, cardId: a.cardId, block: true }), 'CARD_INVALID');
+    await expectCode(client.cards.query(a.cardId), 'CARD_INVALID');
+    await expectCode(other.client.sandbox.authorize({
+      cardId: b.cardId, amount: decimal('1.00'), currency: 'USD', merchantName: 'X', mcc: '5814', merchantCountry: 'HK', channel: 'POS',
+    }), 'CARD_INVALID');
+  });
+
+  it('block=true needs no code; block=false needs a 6-digit code: wrong, expired, 5 attempts, superseded and reused codes are VERIFICATION_CODE_INVALID', async () => {
+    const user = uid();
+    await credit(user, 'USDC', '3.00');
+    const card = await client.consumerCards.apply({ externalUserId: user, cardProfileId: profileId, cardholderName: 'Vip', fundingAsset: 'USDC' })
+      .catch((e: unknown) => e);
+    assert.ok(card instanceof CardServiceError && card.code === 'INSUFFICIENT_BALANCE', 'fees of 5.50 above free 3.00');
+    await credit(user, 'USDC', '10.00');
+    const vip = await client.consumerCards.apply({ externalUserId: user, cardProfileId: profileId, cardholderName: 'Vip', fundingAsset: 'USDC' });
+    assert.equal(await client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: true }), false);
+    assert.equal(await client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: true }), false, 'idempotent');
+    assert.equal((await client.consumerCards.detail(user, vip.cardId)).status, 'BLOCKED');
+
+    await expectCode(client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: false }), 'DAPI_PARAM_INVALID');
+    await expectCode(client.consumerCards.sendVerificationCode({ externalUserId: user, cardId: vip.cardId, channel: 'EMAIL' }), 'DAPI_PARAM_INVALID');
+    await client.consumerCards.setContact({ externalUserId: user, email: 'vip@example.com', mobile: '+85291234567' });
+
+    const codeOf = async () => {
+      const events = await client.events.listEvents({ eventType: 'VERIFICATION_CODE_SENT', businessId: vip.cardId, pageSize: 1 });
+      const data = events.result[0].data as { code: string; channel: string; externalUserId: string };
+      assert.equal(data.externalUserId, user);
+      assert.match(data.code, /^[0-9]{6}$/);
+      return data.code;
+    };
+    const wrong = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+
+    const sent = await client.consumerCards.sendVerificationCode({ externalUserId: user, cardId: vip.cardId, channel: 'EMAIL' });
+    assert.equal(sent.channel, 'EMAIL');
+    assert.equal(sent.destination, 'v***@example.com');
+    const first = await codeOf();
+    // The code went through the notification transport (the mail outbox: no SMTP in tests).
+    const mail = await svc.admin.call<{ result: { recipient: string; body: string }[] }>('GET', '/internal/admin/v1/outbox-mail', { query: { recipient: 'vip@example.com' } });
+    assert.ok(mail.result[0].body.includes(first), 'the email carries the code');
+    // Five wrong attempts use the code up: even the right one is refused afterwards.
+    for (let i = 0; i < 5; i++) {
+      await expectCode(client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: false, emailCode: wrong(first) }), 'VERIFICATION_CODE_INVALID');
+    }
+    await expectCode(client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: false, emailCode: first }), 'VERIFICATION_CODE_INVALID');
+
+    // Expiry after 5 minutes (injected clock).
+    await client.consumerCards.sendVerificationCode({ externalUserId: user, cardId: vip.cardId, channel: 'SMS' });
+    const second = await codeOf();
+    svc.clock.advance(5 * 60 * 1000 + 1000);
+    await expectCode(client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: false, smsCode: second }), 'VERIFICATION_CODE_INVALID');
+
+    // A newer code supersedes an older one.
+    await client.consumerCards.sendVerificationCode({ externalUserId: user, cardId: vip.cardId, channel: 'SMS' });
+    const third = await codeOf();
+    await client.consumerCards.sendVerificationCode({ externalUserId: user, cardId: vip.cardId, channel: 'SMS' });
+    const fourth = await codeOf();
+    if (third !== fourth) {
+      await expectCode(client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: false, smsCode: third }), 'VERIFICATION_CODE_INVALID');
+    }
+    assert.deepEqual(await balanceOf(user, 'USDC'), { free: '7.5', freeze: '0', total: '7.5' }, 'refused unfreezes charged nothing (13.00 credited, 5.50 of issuance fees)');
+    // The right code (an SMS code may come as emailCode too) unfreezes and charges CARD_VIP_FROZEN_FEE.
+    assert.equal(await client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: false, emailCode: fourth }), false);
+    assert.equal((await client.consumerCards.detail(user, vip.cardId)).status, 'ACTIVE');
+    assert.deepEqual(await balanceOf(user, 'USDC'), { free: '6.25', freeze: '0', total: '6.25' });
+    const fee = (await client.userAssets.transactions({ externalUserId: user, type: 'CARD_VIP_FROZEN_FEE' })).result;
+    assert.equal(fee.length, 1);
+    assert.equal(decimalText(fee[0].amount), '1.25');
+    // Single use: freezing again and replaying the used code is refused.
+    await client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: true });
+    await expectCode(client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: false, emailCode: fourth }), 'VERIFICATION_CODE_INVALID');
+    // A frozen card capability refuses the unfreeze even with a good code.
+    await client.consumerCards.sendVerificationCode({ externalUserId: user, cardId: vip.cardId, channel: 'EMAIL' });
+    const fifth = await codeOf();
+    await svc.admin.setUserRestrictions({ partnerId, externalUserId: user, addRestrictions: ['ACCOUNT_FROZEN'] });
+    await expectCode(client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: false, emailCode: fifth }), 'CAPABILITY_FROZEN');
+    await svc.admin.setUserRestrictions({ partnerId, externalUserId: user, removeRestrictions: ['ACCOUNT_FROZEN'] });
+    assert.equal(await client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: false, smsCode: fifth }), false);
+    assert.deepEqual(await balanceOf(user, 'USDC'), { free: '5', freeze: '0', total: '5' });
+  });
+
+  it('50 concurrent 1.00 authorizations against free 20.00 approve exactly 20 and leave free 0.00, freeze 20.00', async () => {
+    const user = uid();
+    await credit(user, 'USDT', '20.00');
+    const card = await virtualCard(user);
+    const results = await Promise.all(Array.from({ length: 50 }, () => purchase(card.cardId, '1.00')));
+    const approved = results.filter((r) => r.approved);
+    assert.equal(approved.length, 20);
+    assert.ok(results.filter((r) => !r.approved).every((r) => r.declineReason === 'INSUFFICIENT_BALANCE'));
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '0', freeze: '20', total: '20' });
+    const listed = await client.consumerCards.fiatTransactions({ externalUserId: user, pageSize: 100 });
+    assert.equal(listed.total, 50);
+    assert.ok(listed.result.every((t) => t.externalUserId === user && t.cardId === card.cardId && t.subjectType === 'USER'));
+  });
+
+  it('clearing equal, smaller and larger than the hold, reversal and refund move the user asset exactly (2.3 rules 1-3)', async () => {
+    const user = uid();
+    await credit(user, 'USDT', '100.00');
+    const card = await virtualCard(user);
+    const a = await purchase(card.cardId, '10.00');
+    const b = await purchase(card.cardId, '20.00');
+    const c = await purchase(card.cardId, '30.00');
+    const d = await purchase(card.cardId, '5.00');
+    assert.ok(a.approved && b.approved && c.approved && d.approved);
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '35', freeze: '65', total: '100' }, 'rule 1: free -> freeze, total unchanged');
+
+    await client.sandbox.clear({ transId: a.transId, amount: decimal('10.00') });
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '35', freeze: '55', total: '90' }, 'rule 2: equal clearing');
+    await client.sandbox.clear({ transId: b.transId, amount: decimal('18.50') });
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '36.5', freeze: '35', total: '71.5' }, 'smaller clearing gives the rest back');
+    await client.sandbox.clear({ transId: c.transId, amount: decimal('31.25') });
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '35.25', freeze: '5', total: '40.25' }, 'larger clearing takes the excess from free');
+    await client.sandbox.reverse({ transId: d.transId, amount: decimal('2.00') });
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '37.25', freeze: '3', total: '40.25' }, 'partial reversal');
+    await client.sandbox.reverse({ transId: d.transId, amount: decimal('3.00') });
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '40.25', freeze: '0', total: '40.25' }, 'full reversal');
+    const r = await client.sandbox.refund({ cardId: card.cardId, amount: decimal('7.75'), currency: 'USD', merchantName: 'Shop', transId: a.transId });
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '48', freeze: '0', total: '48' }, 'rule 3: refund lands in free');
+
+    // Reads of these transactions (2.9).
+    const refunds = await client.consumerCards.fiatTransactions({ externalUserId: user, authType: 'REFUND' });
+    assert.deepEqual(refunds.result.map((t) => [t.transId, t.debitCreditIndicator]), [[r.transId, 'C']]);
+    const detail = await client.consumerCards.statementDetail(user, a.transId);
+    assert.equal(detail.status, 'CLEARED');
+    assert.ok(detail.postedTransactionId);
+    const resolved = await client.transactions.resolveIds([detail.outstandingTransactionId!]);
+    assert.equal(resolved[0].posted, true);
+    assert.equal(resolved[0].relatedTransactionId, detail.postedTransactionId);
+    await expectCode(client.consumerCards.statementDetail(uid(), a.transId), 'TRANSACTION_NOT_FOUND');
+    // Corporate transaction reads do not show consumer cards.
+    const corp = await client.transactions.list({ cardId: card.cardId });
+    assert.equal(corp.total, 0);
+  });
+
+  it('PAYMENT_FROZEN, ACCOUNT_FROZEN and a blocked card decline with their reason and change no balance', async () => {
+    const user = uid();
+    await credit(user, 'USDT', '10.00');
+    const card = await virtualCard(user);
+    for (const code of ['PAYMENT_FROZEN', 'ACCOUNT_FROZEN']) {
+      await svc.admin.setUserRestrictions({ partnerId, externalUserId: user, addRestrictions: [code] });
+      const t = await purchase(card.cardId, '1.00');
+      assert.equal(t.approved, false);
+      assert.equal(t.declineReason, 'CAPABILITY_FROZEN');
+      assert.equal(t.declineDetail, `USER:${code}`);
+      await svc.admin.setUserRestrictions({ partnerId, externalUserId: user, removeRestrictions: [code] });
+    }
+    await client.consumerCards.block({ externalUserId: user, cardId: card.cardId, block: true });
+    const blocked = await purchase(card.cardId, '1.00');
+    assert.equal(blocked.declineReason, 'CARD_BLOCKED');
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '10', freeze: '0', total: '10' });
+    // A card spends its own funding asset only: USDC of the same user is not touched.
+    await credit(user, 'USDC', '50');
+    const usdcCard = await virtualCard(user, 'USDC');
+    assert.equal((await purchase(usdcCard.cardId, '12.34')).approved, true);
+    assert.deepEqual(await balanceOf(user, 'USDC'), { free: '37.66', freeze: '12.34', total: '50' });
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '10', freeze: '0', total: '10' });
+  });
+});

@@ -26,6 +26,7 @@ import * as sandboxContract from '../sdk/contract/sandbox.ts';
 import * as velocityContract from '../sdk/contract/velocity.ts';
 import * as webhooksContract from '../sdk/contract/webhooks.ts';
 import * as managedBalanceContract from '../sdk/contract/managed-balance.ts';
+import * as consumerCardsContract from '../sdk/contract/consumer-cards.ts';
 import { validatorCompiler } from './platform/http/validation.ts';
 import { clientErrorHandler, createGuardedServer, rateLimitCounters, type HttpTimeouts } from './platform/http/guards.ts';
 import { Mailer } from './platform/mail.ts';
@@ -374,7 +375,7 @@ export function operationIds(routes: RouteDef[]): [RouteDef, string][] {
 function openApiExtras(config: Config): OpenApiExtras {
   const namedSchemas: Record<string, unknown> = {};
   for (const contract of [partnersContract, organizationsContract, customersContract, fundingContract, cardsContract, velocityContract,
-    authorizationContract, eventsContract, sandboxContract, webhooksContract, managedBalanceContract]) {
+    authorizationContract, eventsContract, sandboxContract, webhooksContract, managedBalanceContract, consumerCardsContract]) {
     for (const [name, value] of Object.entries(contract)) {
       if (value && typeof value === 'object' && !Array.isArray(value) && !(name in namedSchemas)) namedSchemas[name] = value;
     }

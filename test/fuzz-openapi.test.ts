@@ -137,6 +137,8 @@ describe('OpenAPI-driven fuzzing: no 5xx, and a refused request changes nothing 
     svc = await startService();
     ({ client } = await svc.newPartner());
     doc = (await (await fetch(`${svc.baseUrl}/openapi.json`)).json()) as Schema;
+    // Card keys and the sandbox profiles are provisioned once, on first use (ensureCardsReady): before the fingerprints.
+    await svc.admin.call('GET', '/internal/admin/v1/card-profiles');
     const rows = await svc.db.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1`);
     // Accepted signatures are recorded before validation (the replay store, D5): not a change of business state.

@@ -10,6 +10,8 @@ import { FundingResource } from './resources/funding.ts';
 import { TransactionsResource } from './resources/transactions.ts';
 import { UserAssetsResource } from './resources/user-assets.ts';
 import { ConsumerCardsResource } from './resources/consumer-cards.ts';
+export type { PushMessage, SubscribeOptions, Subscription } from './resources/push.ts';
+import { PushResource } from './resources/push.ts';
 
 export * from './client.ts';
 export * from './admin.ts';
@@ -70,6 +72,7 @@ export class CardServiceClient {
   readonly transactions: TransactionsResource;
   readonly userAssets: UserAssetsResource;
   readonly consumerCards: ConsumerCardsResource;
+  readonly push: PushResource;
 
   constructor(options: ClientOptions) {
     this.http = new SignedHttpClient(options);
@@ -84,5 +87,6 @@ export class CardServiceClient {
     this.transactions = new TransactionsResource(this.http);
     this.userAssets = new UserAssetsResource(this.http);
     this.consumerCards = new ConsumerCardsResource(this.http);
+    this.push = new PushResource(this.http);
   }
 }

@@ -9,7 +9,7 @@ import type { Config } from './config.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import { constantTimeEqual } from './platform/crypto/secrets.ts';
 import { ping, type Db } from './platform/db/db.ts';
-import { ApiError } from './platform/errors.ts';
+import { ApiError, paramInvalid } from './platform/errors.ts';
 import { errorEnvelope, frameworkRejection } from './platform/http/envelope.ts';
 import { parseJson, stringifyJson } from './platform/http/json.ts';
 import { operationIdOf, registerRoute, type AuthMode, type RouteDef } from './platform/http/router.ts';
@@ -41,7 +41,8 @@ import {
   companyAdminRoutes, onCustomerTerminated, onOrganizationTerminated, organizationRoutes, useEmployeeSubjects,
 } from './domains/organizations/index.ts';
 import { PartnerAuthenticator, PartnerCache, partnerRoutes } from './domains/partners/index.ts';
-import { consumerCardRoutes, userAssetRoutes } from './domains/managed-balance/index.ts';
+import { consumerCardRoutes, PushHub, userAssetRoutes } from './domains/managed-balance/index.ts';
+import websocket from '@fastify/websocket';
 import { sandboxRoutes } from './domains/sandbox/index.ts';
 import { velocityRoutes } from './domains/velocity/index.ts';
 import { AuthUrlForwarder, authorizationRoutes, NetworkAuthenticator, ServiceKeys, type PartnerDecisionStage } from './domains/authorization/index.ts';
@@ -339,6 +340,44 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   for (const [def, operationId] of operationIds(routes)) {
     registerRoute(app, def, { authHook, rateLimit: rateLimitConfig, idempotency, operationId });
   }
+
+  // D39: the push stream of the managed-balance model (docs/push.md). Authenticated before the
+  // upgrade, like any partner call: the four 5.2 values as headers or, for browsers, as query
+  // parameters of the same names, signed over an empty payload. A refusal is a normal JSON answer.
+  const pushHub = new PushHub(ctx);
+  app.addHook('onClose', async () => pushHub.close());
+  await app.register(websocket, { options: { maxPayload: 4096 } });
+  const pushHook = countingFailures(authFailureLimit, 'authFailures', async (req: FastifyRequest) => {
+    const query = req.query as Record<string, unknown>;
+    const value = (name: string) => {
+      const h = req.headers[name];
+      if (typeof h === 'string') return h;
+      const q = query[name];
+      return typeof q === 'string' ? q : undefined;
+    };
+    req.partner = await authenticator.authenticate({
+      apiKey: value('x-dapi-api-key'), timestamp: value('x-dapi-timestamp'), nonce: value('x-dapi-nonce'), sign: value('x-dapi-sign'),
+      payload: Buffer.alloc(0), ip: req.ip,
+    });
+  });
+  app.get('/card/v1/ws', {
+    websocket: true,
+    schema: { hide: true },
+    preValidation: async (req: FastifyRequest) => {
+      await refuseWhenExceeded(preAuthLimit, req, 'preAuth');
+      await pushHook(req);
+      const query = req.query as Record<string, unknown>;
+      if (query.since !== undefined && !(typeof query.since === 'string' && /^(0|[1-9][0-9]{0,17})$/.test(query.since))) {
+        throw paramInvalid('since', 'must be the sequence of a message received (a non-negative integer)');
+      }
+      if (query.externalUserId !== undefined && !(typeof query.externalUserId === 'string' && query.externalUserId.length >= 1 && query.externalUserId.length <= 64)) {
+        throw paramInvalid('externalUserId', 'must be 1 to 64 characters');
+      }
+    },
+  }, (socket, req) => {
+    const query = req.query as { since?: string; externalUserId?: string };
+    void pushHub.attach(socket, req.partner!.partnerId, { since: query.since ?? null, externalUserId: query.externalUserId ?? null });
+  });
 
   app.get('/openapi.json', { schema: { hide: true } }, async (_req, reply) => {
     reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger()));

@@ -51,6 +51,14 @@ export interface Config {
   dbPoolSize: number;
   /** How long a partner looked up by API key is reused before it is read again (0 = every call). */
   partnerCacheTtlMs: number;
+  /** D39 push (/card/v1/ws): bytes queued to one slow client before it is disconnected. */
+  pushSendBufferBytes: number;
+  /** D39 push: WebSocket ping interval; a client that missed the previous pong is dropped. */
+  pushPingIntervalMs: number;
+  /** D39 push: how often the stream is read without a notification (a missed NOTIFY costs at most this). */
+  pushPollIntervalMs: number;
+  /** D39 push: how long stream rows are kept for clients resuming with `since`. */
+  pushRetentionMs: number;
   /** Run background workers (outbox delivery, janitors) in this process. */
   workers: boolean;
   /** D38: a webhook attempt with no complete answer within this is a failure (spec: 5 s). */
@@ -235,6 +243,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
     logLevel: env.LOG_LEVEL || 'info',
     dbPoolSize: intFrom(env, 'DB_POOL_SIZE', DEFAULT_DB_POOL_SIZE, 1, 200),
     partnerCacheTtlMs: intFrom(env, 'PARTNER_CACHE_TTL_MS', DEFAULT_PARTNER_CACHE_TTL_MS, 0, 60_000),
+    pushSendBufferBytes: intFrom(env, 'PUSH_SEND_BUFFER_BYTES', 1_048_576, 1024, 64 * 1_048_576),
+    pushPingIntervalMs: intFrom(env, 'PUSH_PING_INTERVAL_MS', 30_000, 100, 600_000),
+    pushPollIntervalMs: intFrom(env, 'PUSH_POLL_INTERVAL_MS', 1000, 20, 60_000),
+    pushRetentionMs: intFrom(env, 'PUSH_RETENTION_HOURS', 72, 1, 24 * 90) * 3_600_000,
     workers: env.WORKERS !== 'false',
     webhookTimeoutMs: intFrom(env, 'WEBHOOK_TIMEOUT_MS', DEFAULT_WEBHOOK_TIMEOUT_MS, 50, 60_000),
     webhookEgressIps: ipListFrom(env, 'WEBHOOK_EGRESS_IPS', DEFAULT_WEBHOOK_EGRESS_IPS),

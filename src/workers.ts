@@ -5,6 +5,7 @@ import { webhookDeliveryJob } from './domains/events/index.ts';
 import { lowBalanceJob } from './domains/funding/index.ts';
 import { holdExpiryJob } from './domains/authorization/index.ts';
 import { sweepReplayStore } from './domains/partners/index.ts';
+import { pruneUserStream } from './domains/managed-balance/index.ts';
 import { sweepIdempotencyKeys } from './platform/http/idempotency.ts';
 
 /** Where background work logs: one line per job outcome (info/warn/error; levels the logger lacks are skipped). */
@@ -14,6 +15,8 @@ export type Logger = JobLog;
 const NONCE_SWEEP_INTERVAL_MS = 30_000;
 /** How often expired Idempotency-Keys are deleted. */
 const IDEMPOTENCY_SWEEP_INTERVAL_MS = 300_000;
+/** How often push-stream rows past their retention are deleted. */
+const PUSH_PRUNE_INTERVAL_MS = 600_000;
 /** Margin beyond the window, so a sweep never races a request being accepted at the edge. */
 const NONCE_SWEEP_MARGIN_MS = 60_000;
 
@@ -48,6 +51,12 @@ export function periodicTasks(ctx: AppContext): PeriodicTask[] {
       name: 'idempotency-sweep',
       intervalMs: IDEMPOTENCY_SWEEP_INTERVAL_MS,
       run: () => sweepIdempotencyKeys(ctx.db, ctx.clock.now()),
+    },
+    {
+      // D39: push-stream rows older than PUSH_RETENTION_HOURS can no longer be resumed from.
+      name: 'push-stream-prune',
+      intervalMs: PUSH_PRUNE_INTERVAL_MS,
+      run: () => pruneUserStream(ctx),
     },
   ];
 }

@@ -74,6 +74,7 @@ const TABLE_OWNERS: Record<string, string> = {
   managed_user_restrictions: 'managed-balance',
   asset_movements: 'managed-balance',
   user_stream: 'managed-balance',
+  user_stream_horizon: 'managed-balance',
   managed_user_contacts: 'managed-balance',
   card_verification_codes: 'managed-balance',
 };

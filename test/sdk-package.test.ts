@@ -98,6 +98,7 @@ describe('SDK as an installable package (issue 14)', () => {
     assert.equal(pkg.exports['.'].import, './dist/index.js');
     assert.ok(pkg.dependencies['lossless-json'], 'lossless-json is declared');
     assert.ok(pkg.dependencies.typebox, 'typebox (types of the contract) is declared');
+    assert.ok(pkg.dependencies.ws, 'ws (the push subscription on Node 20, which has no WebSocket client) is declared');
   });
 
   it('is compiled, packed, installed into an empty project offline, and works from plain JavaScript and TypeScript', { timeout: 180_000 }, async () => {
@@ -107,7 +108,7 @@ describe('SDK as an installable package (issue 14)', () => {
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(sdk, 'node_modules'));
     await run(process.execPath, [TSC, '-p', path.join(sdk, 'tsconfig.json')]);
     await run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: sdk });
-    for (const dep of ['lossless-json', 'typebox']) {
+    for (const dep of ['lossless-json', 'typebox', 'ws']) {
       await run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: path.join(ROOT, 'node_modules', dep) });
     }
     const tarballs = readdirSync(dir).filter((f) => f.endsWith('.tgz'));

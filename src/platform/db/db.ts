@@ -13,8 +13,16 @@ export interface Db extends Queryable {
   readonly kind: 'embedded' | 'postgres';
   /** Runs fn in one transaction: committed when fn resolves, rolled back when it throws. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * LISTEN on a channel: `onNotify` runs for every NOTIFY committed by any connection (any service
+   * instance). On PostgreSQL a dedicated connection, re-opened after a failure (notifications sent
+   * while it was down are lost: callers also poll). Resolves to a function that stops listening.
+   */
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
+
+const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 // NUMERIC and BIGINT come back as strings on both databases: money never passes through a JS number.
 const NUMERIC_OID = 1700;
@@ -39,6 +47,10 @@ export async function openEmbedded(dataDir: string | null): Promise<Db> {
     kind: 'embedded',
     ...wrap(lite),
     tx: (fn) => lite.transaction((t) => fn(wrap(t))),
+    async listen(channel, onNotify) {
+      if (!CHANNEL_NAME.test(channel)) throw new Error(`listen: bad channel name ${channel}`);
+      return lite.listen(channel, () => onNotify());
+    },
     close: () => lite.close(),
   };
 }
@@ -105,6 +117,44 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     },
     async exec(sql) {
       await pool.query(sql);
+    },
+    async listen(channel, onNotify) {
+      if (!CHANNEL_NAME.test(channel)) throw new Error(`listen: bad channel name ${channel}`);
+      let client: pg.Client | null = null;
+      let stopped = false;
+      let retry: NodeJS.Timeout | null = null;
+      const open = async (): Promise<void> => {
+        const c = new pg.Client({ connectionString: options.connectionString, options: options.schema ? `-c search_path=${options.schema}` : undefined });
+        c.on('notification', (n) => {
+          if (n.channel === channel) onNotify();
+        });
+        c.on('error', () => {
+          c.end().catch(() => {});
+          if (client === c) client = null;
+          if (!stopped && !retry) retry = setTimeout(reopen, 1000).unref();
+        });
+        await c.connect();
+        await c.query(`LISTEN ${channel}`);
+        if (stopped) {
+          await c.end();
+          return;
+        }
+        client = c;
+      };
+      const reopen = () => {
+        retry = null;
+        open().then(onNotify, () => {
+          if (!stopped && !retry) retry = setTimeout(reopen, 1000).unref();
+        });
+      };
+      await open();
+      return async () => {
+        stopped = true;
+        if (retry) clearTimeout(retry);
+        const c = client;
+        client = null;
+        if (c) await c.end().catch(() => {});
+      };
     },
     close: () => pool.end(),
   };

@@ -1,0 +1,218 @@
+/**
+ * Real-time push of the managed-balance model (D39; issue 11): balance changes, consumer card
+ * transactions and QR payments of a partner's users, as they commit, over the WebSocket at
+ * /card/v1/ws. See docs/push.md.
+ *
+ * Fed from the database, never from in-process calls, so every instance pushes what any instance
+ * committed: writers insert user_stream rows in their own transaction and NOTIFY user_stream; one
+ * sequencer at a time (any instance) gives committed rows their final push_seq and NOTIFYs
+ * user_stream_ready; each instance's hub (one LISTEN connection, one reader) reads new rows by
+ * push_seq and fans them out to its sockets. A poll every PUSH_POLL_INTERVAL_MS covers a lost
+ * notification. A client resumes with `since` (the last sequence it saw) and receives exactly
+ * what it missed, then live rows, without duplicates or gaps.
+ *
+ * Slow clients never slow the API or other clients: send() only queues; a socket whose queued bytes
+ * exceed PUSH_SEND_BUFFER_BYTES is closed (4008). A client that misses a ping's pong is dropped.
+ */
+import type { WebSocket } from 'ws';
+import type { AppContext } from '../../platform/context.ts';
+import { headSequence, partnerRowsBetween, prunedThrough, pruneStream, rowsAfter, sequenceStream, type StreamRow } from './push-store.ts';
+
+/** Close codes (4000-4999 are the application's). */
+export const PUSH_CLOSE = {
+  /** The client's queued bytes exceeded the send buffer limit. */
+  SLOW_CONSUMER: 4008,
+  /** `since` is older than what retention keeps: resync (read balances and transactions), then connect without since. */
+  RESUME_EXPIRED: 4010,
+  /** `since` is ahead of the stream. */
+  RESUME_INVALID: 4011,
+  /** The service is shutting down: reconnect with since. */
+  GOING_AWAY: 1001,
+} as const;
+
+const BATCH = 500;
+const SEQUENCE_BATCH = 1000;
+
+export type PushDeps = Pick<AppContext, 'db' | 'clock' | 'config'>;
+
+interface PushClient {
+  socket: WebSocket;
+  partnerId: string;
+  externalUserId: string | null;
+  /** The last push_seq this client was sent (or chose to start after). */
+  lastSent: bigint;
+  /** Replaying its backlog: live rows wait until the replay caught up. */
+  replaying: boolean;
+  alive: boolean;
+}
+
+/** The wire message (sdk/contract/push.ts). */
+function message(row: StreamRow): string {
+  return `{"sequence":${row.pushSeq},"type":${JSON.stringify(row.kind)},"externalUserId":${JSON.stringify(row.externalUserId)},`
+    + `"createTime":${JSON.stringify(row.createdAt.toISOString())},"data":${row.payload}}`;
+}
+
+export class PushHub {
+  private readonly clients = new Set<PushClient>();
+  /** The highest push_seq this hub has read and dispatched. */
+  private head = 0n;
+  private started: Promise<void> | null = null;
+  private stopListening: Array<() => Promise<void>> = [];
+  private timers: NodeJS.Timeout[] = [];
+  private running = false;
+  private again = false;
+
+  constructor(private readonly deps: PushDeps) {}
+
+  get connections(): number {
+    return this.clients.size;
+  }
+
+  /** Starts listening on first use (a service that never has a WebSocket client opens no LISTEN connection). */
+  private start(): Promise<void> {
+    this.started ??= (async () => {
+      this.head = BigInt(await headSequence(this.deps.db));
+      for (const channel of ['user_stream', 'user_stream_ready']) {
+        this.stopListening.push(await this.deps.db.listen(channel, () => this.kick()));
+      }
+      this.timers.push(setInterval(() => this.kick(), this.deps.config.pushPollIntervalMs).unref());
+      this.timers.push(setInterval(() => this.ping(), this.deps.config.pushPingIntervalMs).unref());
+    })();
+    return this.started;
+  }
+
+  /** Sequence what committed, read what is new, fan it out; coalesces concurrent kicks. */
+  kick(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    void this.pump().finally(() => {
+      this.running = false;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
+    });
+  }
+
+  private async pump(): Promise<void> {
+    try {
+      for (;;) {
+        const s = await sequenceStream(this.deps.db, SEQUENCE_BATCH);
+        const rows = await rowsAfter(this.deps.db, this.head.toString(), BATCH);
+        for (const row of rows) this.dispatch(row);
+        if (rows.length > 0) this.head = BigInt(rows[rows.length - 1].pushSeq);
+        if (rows.length < BATCH && s.sequenced < SEQUENCE_BATCH) return;
+      }
+    } catch {
+      // The database is unreachable or the service is closing: the next poll tries again.
+    }
+  }
+
+  private dispatch(row: StreamRow): void {
+    const seq = BigInt(row.pushSeq);
+    for (const c of this.clients) {
+      if (c.replaying || c.partnerId !== row.partnerId || seq <= c.lastSent) continue;
+      if (c.externalUserId !== null && c.externalUserId !== row.externalUserId) continue;
+      this.send(c, message(row), seq);
+    }
+  }
+
+  private send(c: PushClient, text: string, seq: bigint): void {
+    if (c.socket.readyState !== c.socket.OPEN) return;
+    if (c.socket.bufferedAmount + text.length > this.deps.config.pushSendBufferBytes) {
+      this.drop(c, PUSH_CLOSE.SLOW_CONSUMER, 'send buffer limit exceeded: reconnect with since');
+      return;
+    }
+    c.socket.send(text);
+    c.lastSent = seq;
+  }
+
+  private drop(c: PushClient, code: number, reason: string): void {
+    this.clients.delete(c);
+    try {
+      c.socket.close(code, reason);
+    } catch {
+      c.socket.terminate();
+    }
+    // A client that does not read cannot complete the closing handshake either.
+    setTimeout(() => c.socket.terminate(), 2000).unref();
+  }
+
+  private ping(): void {
+    for (const c of this.clients) {
+      if (!c.alive) {
+        this.clients.delete(c);
+        c.socket.terminate();
+        continue;
+      }
+      c.alive = false;
+      c.socket.ping();
+    }
+  }
+
+  /**
+   * A new authenticated connection. With `since`, first the partner's rows after it (up to what the
+   * hub has read), then live rows; without, live rows from now on.
+   */
+  async attach(socket: WebSocket, partnerId: string, options: { since: string | null; externalUserId: string | null }): Promise<void> {
+    await this.start();
+    const c: PushClient = {
+      socket, partnerId, externalUserId: options.externalUserId, lastSent: this.head, replaying: options.since !== null, alive: true,
+    };
+    socket.on('pong', () => {
+      c.alive = true;
+    });
+    socket.on('close', () => this.clients.delete(c));
+    socket.on('error', () => this.clients.delete(c));
+    // Clients only listen: anything they send is ignored.
+    socket.on('message', () => {});
+    this.clients.add(c);
+    if (options.since === null) return;
+    const since = BigInt(options.since);
+    if (since > BigInt(await headSequence(this.deps.db))) {
+      this.drop(c, PUSH_CLOSE.RESUME_INVALID, 'since is ahead of the stream');
+      return;
+    }
+    if (since < BigInt(await prunedThrough(this.deps.db))) {
+      this.drop(c, PUSH_CLOSE.RESUME_EXPIRED, 'since is older than the retained stream: resync, then connect without since');
+      return;
+    }
+    c.lastSent = since;
+    try {
+      // Replay up to the hub's head; the head may move while replaying: loop until caught up. Live
+      // rows above lastSent are dispatched to the client once replaying is false (no await between).
+      while (c.lastSent < this.head && this.clients.has(c)) {
+        const upTo = this.head;
+        const rows = await partnerRowsBetween(this.deps.db, partnerId, c.lastSent.toString(), upTo.toString(), c.externalUserId, BATCH);
+        for (const row of rows) this.send(c, message(row), BigInt(row.pushSeq));
+        // A short page covered everything up to upTo (rows of other partners or users included).
+        if (rows.length < BATCH && c.lastSent < upTo) c.lastSent = upTo;
+      }
+    } finally {
+      c.replaying = false;
+    }
+    this.kick();
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    for (const stop of this.stopListening) await stop();
+    this.stopListening = [];
+    for (const c of [...this.clients]) this.drop(c, PUSH_CLOSE.GOING_AWAY, 'service shutting down');
+  }
+}
+
+/** Retention (D39): sequenced rows older than PUSH_RETENTION_HOURS are removed, in batches. */
+export async function pruneUserStream(deps: PushDeps): Promise<number> {
+  const before = new Date(deps.clock.now() - deps.config.pushRetentionMs);
+  let total = 0;
+  for (;;) {
+    const n = await pruneStream(deps.db, before, 5000);
+    total += n;
+    if (n < 5000) return total;
+  }
+}

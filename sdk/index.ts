@@ -10,6 +10,9 @@ import { FundingResource } from './resources/funding.ts';
 import { TransactionsResource } from './resources/transactions.ts';
 import { UserAssetsResource } from './resources/user-assets.ts';
 import { ConsumerCardsResource } from './resources/consumer-cards.ts';
+import { QrPaymentsResource } from './resources/qr-payments.ts';
+export type { QrPayment, QrTransactionsParams } from './resources/qr-payments.ts';
+export type { SimulateQrPaymentParams } from './resources/sandbox.ts';
 export type { PushMessage, SubscribeOptions, Subscription } from './resources/push.ts';
 import { PushResource } from './resources/push.ts';
 
@@ -72,6 +75,7 @@ export class CardServiceClient {
   readonly transactions: TransactionsResource;
   readonly userAssets: UserAssetsResource;
   readonly consumerCards: ConsumerCardsResource;
+  readonly qrPayments: QrPaymentsResource;
   readonly push: PushResource;
 
   constructor(options: ClientOptions) {
@@ -87,6 +91,7 @@ export class CardServiceClient {
     this.transactions = new TransactionsResource(this.http);
     this.userAssets = new UserAssetsResource(this.http);
     this.consumerCards = new ConsumerCardsResource(this.http);
+    this.qrPayments = new QrPaymentsResource(this.http);
     this.push = new PushResource(this.http);
   }
 }

@@ -27,6 +27,7 @@ import * as velocityContract from '../sdk/contract/velocity.ts';
 import * as webhooksContract from '../sdk/contract/webhooks.ts';
 import * as managedBalanceContract from '../sdk/contract/managed-balance.ts';
 import * as consumerCardsContract from '../sdk/contract/consumer-cards.ts';
+import * as qrPaymentsContract from '../sdk/contract/qr-payments.ts';
 import { validatorCompiler } from './platform/http/validation.ts';
 import { clientErrorHandler, createGuardedServer, rateLimitCounters, type HttpTimeouts } from './platform/http/guards.ts';
 import { Mailer } from './platform/mail.ts';
@@ -41,7 +42,7 @@ import {
   companyAdminRoutes, onCustomerTerminated, onOrganizationTerminated, organizationRoutes, useEmployeeSubjects,
 } from './domains/organizations/index.ts';
 import { PartnerAuthenticator, PartnerCache, partnerRoutes } from './domains/partners/index.ts';
-import { consumerCardRoutes, PushHub, userAssetRoutes } from './domains/managed-balance/index.ts';
+import { consumerCardRoutes, PushHub, qrPaymentRoutes, userAssetRoutes } from './domains/managed-balance/index.ts';
 import websocket from '@fastify/websocket';
 import { sandboxRoutes } from './domains/sandbox/index.ts';
 import { velocityRoutes } from './domains/velocity/index.ts';
@@ -85,7 +86,7 @@ export function allRoutes(
     ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes(ctx), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx), ...customerAdminRoutes(ctx), ...ledgerAdminRoutes(ctx),
     ...eventRoutes(ctx), ...velocityRoutes({ ...ctx, cards: cardLookup }), ...cardRoutes(ctx),
     ...authorizationRoutes({ ...ctx, partnerDecision: partnerDecision ?? forwarder, forwarder, serviceKeys }),
-    ...userAssetRoutes(ctx), ...consumerCardRoutes(ctx)];
+    ...userAssetRoutes(ctx), ...consumerCardRoutes(ctx), ...qrPaymentRoutes(ctx)];
 }
 
 /**
@@ -414,7 +415,7 @@ export function operationIds(routes: RouteDef[]): [RouteDef, string][] {
 function openApiExtras(config: Config): OpenApiExtras {
   const namedSchemas: Record<string, unknown> = {};
   for (const contract of [partnersContract, organizationsContract, customersContract, fundingContract, cardsContract, velocityContract,
-    authorizationContract, eventsContract, sandboxContract, webhooksContract, managedBalanceContract, consumerCardsContract]) {
+    authorizationContract, eventsContract, sandboxContract, webhooksContract, managedBalanceContract, consumerCardsContract, qrPaymentsContract]) {
     for (const [name, value] of Object.entries(contract)) {
       if (value && typeof value === 'object' && !Array.isArray(value) && !(name in namedSchemas)) namedSchemas[name] = value;
     }
@@ -454,6 +455,9 @@ function openApiExtras(config: Config): OpenApiExtras {
       { name: 'Cards', description: 'Card profiles, applications, cards, secure card data, VAs, transfers' },
       { name: 'Velocity rules', description: 'Spend-limit rules, bindings, quotas' },
       { name: 'Transactions', description: 'Card transactions' },
+      { name: 'User assets', description: 'Managed users\' balances per asset: credit, debit, conversion, movements' },
+      { name: 'Consumer cards', description: 'Cards of managed users spending their assets, verification codes, card transactions' },
+      { name: 'QR payments', description: 'QR payment records of managed users (PAY, REFUND, REFUND_PART, REVERSAL)' },
       { name: 'Authorization forwarding', description: 'Deciding your cards\' spend at your auth_url (D37)' },
       { name: 'Webhooks', description: 'Event log, redelivery, test events, webhook signing secret' },
       { name: 'Sandbox', description: 'Simulations (sandbox only, D40)' },

@@ -75,6 +75,7 @@ const TABLE_OWNERS: Record<string, string> = {
   asset_movements: 'managed-balance',
   user_stream: 'managed-balance',
   user_stream_horizon: 'managed-balance',
+  qr_payments: 'managed-balance',
   managed_user_contacts: 'managed-balance',
   card_verification_codes: 'managed-balance',
 };

@@ -19,16 +19,16 @@ export const RESOLVE_IDS_MAX = 100;
 
 const CardId = Type.String({ minLength: 1, maxLength: 32, description: 'The card (up to 32 characters)' });
 const TransId = Type.String({ minLength: 1, maxLength: TRANS_ID_MAX, pattern: '^[A-Za-z0-9_-]+$', description: 'A transaction id minted by the service' });
-const NetworkTransactionId = Type.String({
+export const NetworkTransactionId = Type.String({
   minLength: 1, maxLength: NETWORK_TRANSACTION_ID_MAX, pattern: '^[A-Za-z0-9._:-]+$',
   description: 'The network message id: the idempotency key of the message (a retry with the same id is answered as the first time)',
 });
 const AnyAmount = Money({ maxScale: ASSET_MAX_SCALE, sign: 'positive' }, { description: 'Exact positive amount with at most the currency\'s ISO 4217 decimals' });
 const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 alphabetic code of the transaction' });
 const BillingCurrency = Type.Union([Type.Literal('USD'), Type.Literal('HKD')], { description: 'A settlement currency of the card' });
-const MerchantName = Type.String({ minLength: 1, maxLength: MERCHANT_NAME_MAX, pattern: '^[^\\u0000-\\u001f\\u007f]+$', description: 'Merchant name, printable characters' });
-const Mcc = Type.String({ pattern: '^[0-9]{4}$', description: 'Merchant category code, 4 digits (D31)' });
-const MerchantCountry = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 merchant country' });
+export const MerchantName = Type.String({ minLength: 1, maxLength: MERCHANT_NAME_MAX, pattern: '^[^\\u0000-\\u001f\\u007f]+$', description: 'Merchant name, printable characters' });
+export const Mcc = Type.String({ pattern: '^[0-9]{4}$', description: 'Merchant category code, 4 digits (D31)' });
+export const MerchantCountry = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 merchant country' });
 export const Channel = Type.Union([Type.Literal('ECOM'), Type.Literal('POS'), Type.Literal('ATM')], { description: 'ATM counts as cash advance (D32)' });
 
 const purchaseFields = {

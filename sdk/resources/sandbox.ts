@@ -5,7 +5,9 @@ import type {
 } from '../contract/sandbox.ts';
 import type { WireAmount } from '../contract/wire.ts';
 import type { AuthUrlTestReport, SimulateAuthorizationBody, SimulateRefundBody, SimulateSettleBody } from '../contract/authorization.ts';
+import type { SimulateQrPaymentBody } from '../contract/qr-payments.ts';
 import type { CardTransaction } from './transactions.ts';
+import type { QrPayment } from './qr-payments.ts';
 
 // Request and answer types come from the schemas that validate the routes (sdk/contract/sandbox.ts).
 export type DepositParams = Static<typeof SimulateDepositBody>;
@@ -16,6 +18,7 @@ export type SimulateAuthorizationParams = Static<typeof SimulateAuthorizationBod
 export type SimulateSettleParams = Static<typeof SimulateSettleBody>;
 export type SimulateRefundParams = Static<typeof SimulateRefundBody>;
 export type AuthUrlTest = Static<typeof AuthUrlTestReport>;
+export type SimulateQrPaymentParams = Static<typeof SimulateQrPaymentBody>;
 
 export class SandboxResource {
   constructor(private readonly http: SignedHttpClient) {}
@@ -74,6 +77,14 @@ export class SandboxResource {
    */
   refund(params: SimulateRefundParams): Promise<CardTransaction> {
     return this.http.call('POST', '/open-api/sandbox/v1/simulate/refund', { body: params });
+  }
+
+  /**
+   * A QR payment message for one of your managed users: PAY, or REFUND, REFUND_PART, REVERSAL of a PAY (by its orderId).
+   * @example await client.sandbox.simulateQrPayment({ transType: 'PAY', externalUserId: 'u-1', asset: 'USDT', amount: decimal('4.20'), merchantName: 'Noodle bar' });
+   */
+  simulateQrPayment(params: SimulateQrPaymentParams): Promise<QrPayment> {
+    return this.http.call('POST', '/open-api/sandbox/v1/simulate/qr-payment', { body: params });
   }
 
   /**

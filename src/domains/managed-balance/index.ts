@@ -6,6 +6,7 @@
 export { activeAsset, ensureUser, findUser, listAssets, restrictionsOf, type AssetRow, type ManagedUserRow } from './users.ts';
 export { userAssetRoutes } from './routes.ts';
 export { consumerCardRoutes } from './consumer-card-routes.ts';
+export { qrPaymentRoutes } from './qr-payment-routes.ts';
 export { PushHub, PUSH_CLOSE, pruneUserStream, type PushDeps } from './push.ts';
 export { CODE_MAX_ATTEMPTS, CODE_TTL_MS } from './consumer-cards.ts';
 export { balances, convert, move, CREDIT_TYPES, DEBIT_TYPES, type MovementDeps, type MovementView } from './movements.ts';

@@ -1,0 +1,26 @@
+import type { Static } from 'typebox';
+import { paginate, type SignedHttpClient } from '../client.ts';
+import type { QrPayment as QrPaymentSchema, QrPaymentPage, QrTransactionsQuery } from '../contract/qr-payments.ts';
+
+// Request and answer types come from the schemas that validate the routes (sdk/contract/qr-payments.ts).
+
+export type QrPayment = Static<typeof QrPaymentSchema>;
+export type QrTransactionsParams = Static<typeof QrTransactionsQuery>;
+
+/** QR payment records of your managed users (2.9 transType PAY, REFUND, REFUND_PART, REVERSAL). */
+export class QrPaymentsResource {
+  constructor(private readonly http: SignedHttpClient) {}
+
+  /** @example const page = await client.qrPayments.list({ externalUserId: 'u-1', transType: 'PAY' }); */
+  list(params: QrTransactionsParams = {}): Promise<Static<typeof QrPaymentPage>> {
+    return this.http.call('GET', '/card/v1/qr/transactions', { query: { ...params } });
+  }
+  listAll(params: Omit<QrTransactionsParams, 'page'> = {}) {
+    return paginate((page) => this.list({ ...params, page, pageSize: params.pageSize ?? 100 }));
+  }
+
+  /** @example const record = await client.qrPayments.detail(orderId); */
+  detail(orderId: string): Promise<QrPayment> {
+    return this.http.call('GET', '/card/v1/qr/transaction-detail', { query: { orderId } });
+  }
+}

@@ -1,0 +1,206 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { decimal, decimalText, type CardServiceClient, type QrPayment, type UserBalance } from '../sdk/index.ts';
+import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { expectCode } from './helpers/companies.ts';
+import { networkClient } from './helpers/authorization.ts';
+
+/**
+ * QR payments of the managed-balance model (issue 11; 2.3, 2.9; D33, D40, D47): PAY from free,
+ * declines that change nothing, REFUND, REFUND_PART and REVERSAL bounded by the payment, the
+ * network ingress booking a message once under concurrent copies, reads and partner isolation.
+ */
+describe('QR payments (issue 11)', () => {
+  let svc: TestService;
+  let client: CardServiceClient;
+  let partnerId: string;
+  before(async () => {
+    svc = await startService();
+    const p = await svc.newPartner();
+    client = p.client;
+    partnerId = p.partner.partnerId;
+  });
+  after(async () => {
+    const report = await svc.admin.call<{ ok: boolean; findings: unknown[] }>('GET', '/internal/admin/v1/ledger/audit');
+    assert.deepEqual(report.findings, [], 'the ledger audit is clean after the file');
+    await svc.close();
+    await closeTestDatabase();
+  });
+
+  const uid = () => `user-${randomBytes(4).toString('hex')}`;
+  const tid = () => `tx-${randomBytes(6).toString('hex')}`;
+  const credit = (user: string, asset: string, amount: string, c = client) =>
+    c.userAssets.credit({ externalTranId: tid(), asset, amount: decimal(amount), externalUserId: user });
+  const balanceOf = async (user: string, asset: string) => {
+    const b = (await client.userAssets.balance(user)).find((x: UserBalance) => x.asset === asset);
+    return b ? { free: decimalText(b.free), freeze: decimalText(b.freeze), total: decimalText(b.total) } : null;
+  };
+  const pay = (user: string, amount: string, asset = 'USDT', c = client) =>
+    c.sandbox.simulateQrPayment({ transType: 'PAY', externalUserId: user, asset, amount: decimal(amount), merchantName: 'Noodle bar', merchantCountry: 'SG', mcc: '5812' });
+  const giveBack = (transType: 'REFUND' | 'REFUND_PART' | 'REVERSAL', orderId: string, amount: string, c = client) =>
+    c.sandbox.simulateQrPayment({ transType, orderId, amount: decimal(amount) });
+
+  it('PAY debits free at once and is recorded; list and detail read it', async () => {
+    const user = uid();
+    await credit(user, 'USDT', '10.00');
+    const p = await pay(user, '3.25');
+    assert.equal(p.transType, 'PAY');
+    assert.equal(p.debitCreditIndicator, 'D');
+    assert.equal(p.status, 'SUCCESS');
+    assert.equal(p.declineReason, null);
+    assert.equal(decimalText(p.amount), '3.25');
+    assert.equal(decimalText(p.freeAfter!), '6.75');
+    assert.equal(decimalText(p.returnedAmount!), '0');
+    assert.equal(p.externalUserId, user);
+    assert.equal(p.merchantName, 'Noodle bar');
+    assert.equal(p.source, 'SANDBOX');
+    assert.ok(p.orderId.length <= 20);
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '6.75', freeze: '0', total: '6.75' });
+    const detail = await client.qrPayments.detail(p.orderId);
+    assert.deepEqual(detail, p);
+    const page = await client.qrPayments.list({ externalUserId: user });
+    assert.equal(page.total, 1);
+    assert.deepEqual(page.result[0], p);
+  });
+
+  it('18 decimals are kept exactly through a PAY and its partial refund', async () => {
+    const user = uid();
+    await credit(user, 'USDC', '1.000000000000000003');
+    const p = await pay(user, '0.000000000000000002', 'USDC');
+    assert.equal(decimalText(p.freeAfter!), '1.000000000000000001');
+    const r = await giveBack('REFUND_PART', p.orderId, '0.000000000000000001');
+    assert.equal(decimalText(r.freeAfter!), '1.000000000000000002');
+    assert.equal((await balanceOf(user, 'USDC'))!.free, '1.000000000000000002');
+  });
+
+  it('declines (D47) are records that change nothing: INSUFFICIENT_BALANCE, CAPABILITY_FROZEN by PAYMENT_FROZEN and ACCOUNT_FROZEN', async () => {
+    const user = uid();
+    await credit(user, 'USDT', '5.00');
+    const poor = await pay(user, '5.01');
+    assert.equal(poor.status, 'DECLINED');
+    assert.equal(poor.declineReason, 'INSUFFICIENT_BALANCE');
+    assert.equal(poor.freeAfter, null);
+    const stranger = await pay(uid(), '0.01');
+    assert.equal(stranger.declineReason, 'INSUFFICIENT_BALANCE', 'a user without the asset has nothing to pay with');
+    for (const code of ['PAYMENT_FROZEN', 'ACCOUNT_FROZEN'] as const) {
+      await svc.admin.setUserRestrictions({ partnerId, externalUserId: user, addRestrictions: [code] });
+      const frozen = await pay(user, '1.00');
+      assert.equal(frozen.status, 'DECLINED');
+      assert.equal(frozen.declineReason, 'CAPABILITY_FROZEN');
+      assert.equal(frozen.declineDetail, `USER:${code}`);
+      await svc.admin.setUserRestrictions({ partnerId, externalUserId: user, removeRestrictions: [code] });
+    }
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '5', freeze: '0', total: '5' });
+    const declined = await client.qrPayments.list({ externalUserId: user, status: 'DECLINED' });
+    assert.equal(declined.total, 3);
+    await expectCode(giveBack('REFUND', poor.orderId, '5.01'), 'TRANSACTION_STATUS_INVALID');
+    // Freezes do not stop a payment's return: it is the user's money coming back (2.3 rule 3).
+    const ok = await pay(user, '2.00');
+    await svc.admin.setUserRestrictions({ partnerId, externalUserId: user, addRestrictions: ['ACCOUNT_FROZEN'] });
+    const back = await giveBack('REVERSAL', ok.orderId, '2.00');
+    assert.equal(back.status, 'SUCCESS');
+    await svc.admin.setUserRestrictions({ partnerId, externalUserId: user, removeRestrictions: ['ACCOUNT_FROZEN'] });
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '5', freeze: '0', total: '5' });
+  });
+
+  it('REFUND_PART up to the payment, then nothing more; REFUND and REVERSAL return exactly the whole payment once', async () => {
+    const user = uid();
+    await credit(user, 'USDT', '20.00');
+    const p = await pay(user, '10.00');
+    const r1 = await giveBack('REFUND_PART', p.orderId, '4.00');
+    assert.equal(r1.transType, 'REFUND_PART');
+    assert.equal(r1.debitCreditIndicator, 'C');
+    assert.equal(r1.originalOrderId, p.orderId);
+    assert.equal(r1.returnedAmount, null);
+    assert.equal(r1.merchantName, 'Noodle bar', 'a return carries its payment\'s merchant');
+    assert.equal(decimalText(r1.freeAfter!), '14');
+    await expectCode(giveBack('REFUND_PART', p.orderId, '6.01'), 'TRANSACTION_AMOUNT_INVALID');
+    await expectCode(giveBack('REFUND', p.orderId, '10.00'), 'TRANSACTION_STATUS_INVALID');
+    await expectCode(giveBack('REVERSAL', p.orderId, '10.00'), 'TRANSACTION_STATUS_INVALID');
+    await giveBack('REFUND_PART', p.orderId, '6.00');
+    await expectCode(giveBack('REFUND_PART', p.orderId, '0.01'), 'TRANSACTION_STATUS_INVALID');
+    assert.equal(decimalText((await client.qrPayments.detail(p.orderId)).returnedAmount!), '10');
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '20', freeze: '0', total: '20' });
+
+    const q = await pay(user, '7.50');
+    await expectCode(giveBack('REFUND', q.orderId, '7.49'), 'TRANSACTION_AMOUNT_INVALID');
+    await expectCode(giveBack('REVERSAL', q.orderId, '7.51'), 'TRANSACTION_AMOUNT_INVALID');
+    const full = await giveBack('REFUND', q.orderId, '7.50');
+    assert.equal(decimalText(full.freeAfter!), '20');
+    await expectCode(giveBack('REFUND', q.orderId, '7.50'), 'TRANSACTION_STATUS_INVALID');
+    await expectCode(giveBack('REFUND_PART', q.orderId, '1.00'), 'TRANSACTION_STATUS_INVALID');
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '20', freeze: '0', total: '20' });
+    const returns = await client.qrPayments.list({ externalUserId: user, transType: 'REFUND_PART' });
+    assert.equal(returns.total, 2);
+  });
+
+  it('bad input is refused with a clear code and books nothing', async () => {
+    const user = uid();
+    await credit(user, 'USDT', '5.00');
+    await expectCode(client.sandbox.simulateQrPayment({ transType: 'PAY', externalUserId: user, amount: decimal('1.00'), merchantName: 'x' }), 'DAPI_PARAM_INVALID');
+    await expectCode(client.sandbox.simulateQrPayment({ transType: 'PAY', externalUserId: user, asset: 'USDT', amount: decimal('1.00') }), 'DAPI_PARAM_INVALID');
+    await expectCode(client.sandbox.simulateQrPayment({ transType: 'PAY', externalUserId: user, asset: 'NOPE', amount: decimal('1.00'), merchantName: 'x' }), 'ASSET_INVALID');
+    await expectCode(client.sandbox.simulateQrPayment({ transType: 'PAY', externalUserId: user, asset: 'USDT', amount: decimal('0'), merchantName: 'x' }), 'DAPI_PARAM_INVALID');
+    await expectCode(client.sandbox.simulateQrPayment({ transType: 'PAY', externalUserId: user, asset: 'USDT', amount: decimal('1.00'), merchantName: 'x', merchantCountry: 'ZZ' }), 'DAPI_PARAM_INVALID');
+    await expectCode(client.sandbox.simulateQrPayment({ transType: 'REFUND', amount: decimal('1.00') }), 'DAPI_PARAM_INVALID');
+    const p = await pay(user, '1.00');
+    await expectCode(client.sandbox.simulateQrPayment({ transType: 'REFUND', orderId: p.orderId, asset: 'USDC', amount: decimal('1.00') }), 'DAPI_PARAM_INVALID');
+    await expectCode(client.sandbox.simulateQrPayment({ transType: 'PAY', orderId: p.orderId, externalUserId: user, asset: 'USDT', amount: decimal('1.00'), merchantName: 'x' }), 'DAPI_PARAM_INVALID');
+    await expectCode(giveBack('REFUND', 'qr-unknown', '1.00'), 'TRANSACTION_NOT_FOUND');
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '4', freeze: '0', total: '4' });
+    assert.equal((await client.qrPayments.list({ externalUserId: user })).total, 1);
+  });
+
+  it('20 concurrent PAYs of 1.00 against free 5.00 approve exactly 5', async () => {
+    const user = uid();
+    await credit(user, 'USDT', '5.00');
+    const answers = await Promise.all(Array.from({ length: 20 }, () => pay(user, '1.00')));
+    assert.equal(answers.filter((a) => a.status === 'SUCCESS').length, 5);
+    assert.ok(answers.filter((a) => a.status === 'DECLINED').every((a) => a.declineReason === 'INSUFFICIENT_BALANCE'));
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '0', freeze: '0', total: '0' });
+  });
+
+  it('the network ingress books a message once under 10 concurrent copies (PAY and REFUND_PART), answering each copy identically', async () => {
+    const user = uid();
+    await credit(user, 'USDT', '50.00');
+    const network = await networkClient(svc);
+    const payBody = {
+      networkTransactionId: `qrn-${randomBytes(6).toString('hex')}`, transType: 'PAY', partnerId, externalUserId: user, asset: 'USDT',
+      amount: decimal('12.00'), merchantName: 'Tea house', merchantCountry: 'HK', mcc: '5814',
+    };
+    const pays = await Promise.all(Array.from({ length: 10 }, () => network.call<QrPayment>('POST', '/internal/network/v1/qr-payment', { body: payBody })));
+    for (const a of pays) assert.deepEqual(a, pays[0]);
+    assert.equal(pays[0].source, 'NETWORK');
+    assert.equal(pays[0].networkTransactionId, payBody.networkTransactionId);
+    const refundBody = {
+      networkTransactionId: `qrn-${randomBytes(6).toString('hex')}`, transType: 'REFUND_PART', originalNetworkTransactionId: payBody.networkTransactionId,
+      amount: decimal('2.00'),
+    };
+    const refunds = await Promise.all(Array.from({ length: 10 }, () => network.call<QrPayment>('POST', '/internal/network/v1/qr-payment', { body: refundBody })));
+    for (const a of refunds) assert.deepEqual(a, refunds[0]);
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '40', freeze: '0', total: '40' });
+    assert.equal((await client.qrPayments.list({ externalUserId: user })).total, 2);
+    assert.equal(decimalText((await client.qrPayments.detail(pays[0].orderId)).returnedAmount!), '2');
+
+    await expectCode(network.call('POST', '/internal/network/v1/qr-payment', { body: { ...payBody, networkTransactionId: 'qrn-other', partnerId: 'pt-nobody' } }), 'PARTNER_INVALID');
+    await expectCode(network.call('POST', '/internal/network/v1/qr-payment', { body: { ...payBody, networkTransactionId: 'qrn-nopartner', partnerId: undefined } }), 'DAPI_PARAM_INVALID');
+    await expectCode(network.call('POST', '/internal/network/v1/qr-payment', { body: { ...refundBody, networkTransactionId: 'qrn-r2', originalNetworkTransactionId: 'qrn-none' } }), 'TRANSACTION_NOT_FOUND');
+    // A partner's own credentials do not open the network ingress.
+    await expectCode(client.http.call('POST', '/internal/network/v1/qr-payment', { body: payBody }), 'DAPI_API_KEY_INVALID');
+    assert.deepEqual(await balanceOf(user, 'USDT'), { free: '40', freeze: '0', total: '40' });
+  });
+
+  it('another partner\'s QR records do not exist for a partner: detail, list and returns', async () => {
+    const user = uid();
+    await credit(user, 'USDT', '3.00');
+    const p = await pay(user, '1.00');
+    const other = await svc.newPartner();
+    await expectCode(other.client.qrPayments.detail(p.orderId), 'TRANSACTION_NOT_FOUND');
+    assert.equal((await other.client.qrPayments.list({ externalUserId: user })).total, 0);
+    assert.equal((await other.client.qrPayments.list()).total, 0);
+    await expectCode(giveBack('REFUND', p.orderId, '1.00', other.client), 'TRANSACTION_NOT_FOUND');
+    assert.equal((await client.qrPayments.detail(p.orderId)).returnedAmount !== null, true);
+    assert.equal(decimalText((await client.qrPayments.detail(p.orderId)).returnedAmount!), '0');
+  });
+});

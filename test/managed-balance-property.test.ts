@@ -6,10 +6,12 @@ import { CardServiceError, decimal, decimalText, type CardServiceClient } from '
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 
 /**
- * A property test of the managed-balance ledger (2.3, 2.4; D4, D33, D35): random sequences of
- * credit, debit, conversion and capability freezes on two users and three assets, against a model
- * kept in BigInt units of 10^-18, checking after every step every balance object (`free`,
- * `freeze`, `total`) of both users and the ledger audit. Everything goes through the signed API.
+ * A property test of the managed-balance ledger (2.3, 2.4; D4, D32-D35): random sequences of
+ * credit, debit, conversion, capability freezes, consumer card authorization, clearing (equal,
+ * smaller, larger than the hold), reversal (part or all), refund and card fee on two users and three
+ * assets, against a model kept in BigInt units of 10^-18, checking after every step every balance
+ * object (`free`, `freeze`, `total`) of both users and the ledger audit. Everything goes through the
+ * signed API (the card messages through the sandbox simulations, which run the network's engine).
  *
  * Fixed seed by default. PROPERTY_RUNS=n runs n sequences of up to 24 commands, PROPERTY_SEED=s
  * another seed. A failure prints the shrunk command sequence and what the service answered.
@@ -73,7 +75,19 @@ type Command =
   | { op: 'credit'; user: UserKey; asset: Asset; units: bigint }
   | { op: 'debit'; user: UserKey; asset: Asset; amount: Amount }
   | { op: 'convert'; user: UserKey; from: Asset; to: Asset; amount: Amount }
-  | { op: 'freeze'; user: UserKey; code: 'CASH_IN_FROZEN' | 'CASH_OUT_FROZEN'; on: boolean };
+  | { op: 'freeze'; user: UserKey; code: 'CASH_IN_FROZEN' | 'CASH_OUT_FROZEN'; on: boolean }
+  | { op: 'authorize'; user: UserKey; cents: number }
+  | { op: 'clear'; auth: number; how: 'equal' | 'less' | 'more'; cents: number; ppm: number }
+  | { op: 'reverse'; auth: number; ppm: number | null }
+  | { op: 'refund'; user: UserKey; cents: number }
+  | { op: 'fee'; user: UserKey };
+
+/** Each user's consumer card spends one USD-pegged asset 1:1 (D35). */
+const CARD_ASSET: Record<UserKey, Asset> = { 0: 'USDT', 1: 'USDC' } as Record<UserKey, Asset>;
+/** CARD_PRINTING_FEE of the fee profile, charged at apply. */
+const FEE = 150n * 10n ** 16n;
+const CENT = 10n ** 16n;
+const cents = fc.integer({ min: 1, max: 5000 });
 
 const userKey = fc.constantFrom<UserKey>(0, 1);
 const asset = fc.constantFrom<Asset>(...ASSETS);
@@ -93,6 +107,11 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ op: fc.constant('debit' as const), user: userKey, asset, amount }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('convert' as const), user: userKey, from: asset, to: asset, amount }).filter((c) => c.from !== c.to) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('freeze' as const), user: userKey, code: fc.constantFrom('CASH_IN_FROZEN' as const, 'CASH_OUT_FROZEN' as const), on: fc.boolean() }) },
+  { weight: 4, arbitrary: fc.record({ op: fc.constant('authorize' as const), user: userKey, cents }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('clear' as const), auth: fc.nat(), how: fc.constantFrom('equal' as const, 'less' as const, 'more' as const), cents, ppm: fc.integer({ min: 1, max: 999_999 }) }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('reverse' as const), auth: fc.nat(), ppm: fc.option(fc.integer({ min: 1, max: 999_999 })) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('refund' as const), user: userKey, cents }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('fee' as const), user: userKey }) },
 );
 
 /** The asset's own precision: amounts of PXBT are cut to 8 decimals (a finer amount is a parameter error, tested elsewhere). */
@@ -104,9 +123,26 @@ const fit = (u: bigint, a: Asset): bigint => {
 // ---------------------------------------------------------------------------------------------
 // The model
 
+interface ModelAuth {
+  transId: string;
+  user: UserKey;
+  hold: bigint;
+  status: 'PENDING' | 'CLEARED' | 'REVERSED';
+}
+
 class Model {
   free = new Map<string, bigint>();
+  held = new Map<string, bigint>();
   frozen = new Set<string>();
+  auths: ModelAuth[] = [];
+
+  heldOf(user: UserKey, a: Asset): bigint {
+    return this.held.get(`${user}|${a}`) ?? 0n;
+  }
+  hold(user: UserKey, delta: bigint): void {
+    const key = `${user}|${CARD_ASSET[user]}`;
+    this.held.set(key, this.heldOf(user, CARD_ASSET[user]) + delta);
+  }
 
   get(user: UserKey, a: Asset): bigint {
     return this.free.get(`${user}|${a}`) ?? 0n;
@@ -136,11 +172,19 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
   let svc: TestService;
   let client: CardServiceClient;
   let partnerId: string;
+  let feeProfileId: string;
   before(async () => {
     svc = await startService();
     const p = await svc.newPartner();
     client = p.client;
     partnerId = p.partner.partnerId;
+    const profile = await svc.admin.call<{ cardProfileId: string }>('POST', '/internal/admin/v1/card-profiles', {
+      body: {
+        partnerId, profileName: 'Property fee card', cardNetwork: 'VISA', cardForm: 'VIRTUAL', balanceMode: 'ASSET', settlementCurrencies: ['USD'],
+        bin: '462268', fees: { issuanceFee: decimal(text(FEE)) },
+      },
+    });
+    feeProfileId = profile.cardProfileId;
     await svc.admin.upsertAsset({ asset: XBT.asset, network: 'TEST', logo: 'https://assets.example/pxbt.svg', scale: XBT.scale, usdPegged: false, usdRate: decimal(XBT.usdRate), status: 'ACTIVE' });
   });
   after(async () => {
@@ -155,17 +199,18 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
         const b = list.find((x) => x.asset === a);
         assert.ok(b, `user ${k} has a ${a} balance object`);
         const expected = model.get(k, a);
+        const held = model.heldOf(k, a);
         assert.deepEqual({ free: unitsOf(b.free), freeze: unitsOf(b.freeze), total: unitsOf(b.total) },
-          { free: expected, freeze: 0n, total: expected }, `user ${k} ${a}`);
+          { free: expected, freeze: held, total: expected + held }, `user ${k} ${a}`);
       }
     }
     const report = await svc.admin.call<{ ok: boolean; findings: unknown[] }>('GET', '/internal/admin/v1/ledger/audit', { query: { partnerId } });
     assert.deepEqual(report.findings, [], 'ledger audit findings');
   }
 
-  async function step(users: [string, string], model: Model, cmd: Command): Promise<string> {
+  async function step(users: [string, string], cards: [string, string], model: Model, cmd: Command): Promise<string> {
     const externalTranId = `p-${randomBytes(8).toString('hex')}`;
-    const externalUserId = users[cmd.user];
+    const externalUserId = 'user' in cmd ? users[cmd.user] : '';
     switch (cmd.op) {
       case 'credit': {
         const amt = fit(cmd.units, cmd.asset);
@@ -182,7 +227,7 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
       }
       case 'debit': {
         const amt = model.resolve(cmd.user, cmd.asset, cmd.amount);
-        if (amt === 0n) return 'skipped (nothing to debit)';
+        if (amt <= 0n) return 'skipped (nothing to debit)';
         const expected = model.frozen.has(`${cmd.user}|CASH_OUT_FROZEN`) ? 'CAPABILITY_FROZEN'
           : amt > model.get(cmd.user, cmd.asset) ? 'INSUFFICIENT_BALANCE' : null;
         const r = await outcome(client.userAssets.debit({ externalTranId, externalUserId, asset: cmd.asset, amount: decimal(text(amt)) }));
@@ -192,7 +237,7 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
       }
       case 'convert': {
         const amt = model.resolve(cmd.user, cmd.from, cmd.amount);
-        if (amt === 0n) return 'skipped (nothing to convert)';
+        if (amt <= 0n) return 'skipped (nothing to convert)';
         const counter = converted(amt, cmd.from, cmd.to);
         const expected = counter === 0n ? 'DAPI_PARAM_INVALID'
           : model.frozen.has(`${cmd.user}|CASH_OUT_FROZEN`) ? 'CAPABILITY_FROZEN'
@@ -214,10 +259,76 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
         else model.frozen.delete(`${cmd.user}|${cmd.code}`);
         return 'ok';
       }
+      case 'authorize': {
+        const amt = BigInt(cmd.cents) * CENT;
+        const approve = amt <= model.get(cmd.user, CARD_ASSET[cmd.user]);
+        const t = await client.sandbox.authorize({
+          cardId: cards[cmd.user], amount: decimal(text(amt)), currency: 'USD', merchantName: 'Property shop', mcc: '5411', merchantCountry: 'SG', channel: 'POS',
+        });
+        assert.equal(t.approved, approve, `authorization of ${text(amt)} (${t.declineReason})`);
+        if (!approve) {
+          assert.equal(t.declineReason, 'INSUFFICIENT_BALANCE');
+          return 'declined';
+        }
+        model.add(cmd.user, CARD_ASSET[cmd.user], -amt);
+        model.hold(cmd.user, amt);
+        model.auths.push({ transId: t.transId, user: cmd.user, hold: amt, status: 'PENDING' });
+        return 'ok';
+      }
+      case 'clear': {
+        if (model.auths.length === 0) return 'skipped (no authorization)';
+        const auth = model.auths[cmd.auth % model.auths.length];
+        const final = cmd.how === 'more' || auth.hold === 0n ? auth.hold + BigInt(cmd.cents) * CENT
+          : cmd.how === 'equal' ? auth.hold : ((auth.hold * BigInt(cmd.ppm)) / 1_000_000n / CENT) * CENT;
+        if (final === 0n) return 'skipped (below a cent)';
+        const expected = auth.status === 'CLEARED' ? 'TRANSACTION_STATUS_INVALID' : null;
+        const r = await outcome(client.sandbox.clear({ transId: auth.transId, amount: decimal(text(final)) }));
+        assert.equal(r.code, expected, `clearing ${text(final)} of ${auth.transId} (${auth.status}, hold ${text(auth.hold)})`);
+        if (expected !== null) return r.code!;
+        // D33: the hold is released and the final amount posted, even above free.
+        model.add(auth.user, CARD_ASSET[auth.user], auth.hold - final);
+        model.hold(auth.user, -auth.hold);
+        auth.hold = 0n;
+        auth.status = 'CLEARED';
+        return 'ok';
+      }
+      case 'reverse': {
+        if (model.auths.length === 0) return 'skipped (no authorization)';
+        const auth = model.auths[cmd.auth % model.auths.length];
+        const amt = cmd.ppm === null ? auth.hold : ((auth.hold * BigInt(cmd.ppm)) / 1_000_000n / CENT) * CENT;
+        const sent = amt === 0n ? CENT : amt;
+        const expected = auth.status !== 'PENDING' ? 'TRANSACTION_STATUS_INVALID' : sent > auth.hold ? 'TRANSACTION_AMOUNT_INVALID' : null;
+        const r = await outcome(client.sandbox.reverse({ transId: auth.transId, amount: decimal(text(sent)) }));
+        assert.equal(r.code, expected, `reversal of ${text(sent)} of ${auth.transId} (${auth.status}, hold ${text(auth.hold)})`);
+        if (expected !== null) return r.code!;
+        model.add(auth.user, CARD_ASSET[auth.user], sent);
+        model.hold(auth.user, -sent);
+        auth.hold -= sent;
+        if (auth.hold === 0n) auth.status = 'REVERSED';
+        return 'ok';
+      }
+      case 'refund': {
+        const amt = BigInt(cmd.cents) * CENT;
+        const t = await client.sandbox.refund({ cardId: cards[cmd.user], amount: decimal(text(amt)), currency: 'USD', merchantName: 'Property shop' });
+        assert.equal(t.authType, 'REFUND');
+        model.add(cmd.user, CARD_ASSET[cmd.user], amt);
+        return 'ok';
+      }
+      case 'fee': {
+        // A second card from the fee profile: CARD_PRINTING_FEE from free, or nothing when free is short.
+        const expected = FEE > model.get(cmd.user, CARD_ASSET[cmd.user]) ? 'INSUFFICIENT_BALANCE' : null;
+        const r = await outcome(client.consumerCards.apply({ externalUserId, cardProfileId: feeProfileId, cardholderName: 'Prop Test', fundingAsset: CARD_ASSET[cmd.user] }));
+        assert.equal(r.code, expected, `apply with a fee of ${text(FEE)}`);
+        if (r.value) {
+          assert.deepEqual(r.value.fees.map((f) => [f.type, unitsOf(f.amount)]), [['CARD_PRINTING_FEE', FEE]]);
+          model.add(cmd.user, CARD_ASSET[cmd.user], -FEE);
+        }
+        return r.code ?? 'ok';
+      }
     }
   }
 
-  it(`random credit, debit, conversion and freeze sequences keep every balance as the model says (seed ${SEED}, ${RUNS} runs)`, async () => {
+  it(`random credit, debit, conversion, freeze, authorize, clear, reverse, refund and fee sequences keep every balance as the model says (seed ${SEED}, ${RUNS} runs)`, async () => {
     const outcomes: Record<string, number> = {};
     await fc.assert(
       fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: MAX_COMMANDS, size: 'max' }), fc.array(rawUnits, { minLength: 6, maxLength: 6 }), async (commands, funding) => {
@@ -226,10 +337,18 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
         const trace: string[] = [];
         // Every user starts with some of every asset, so that debits and conversions mostly have something to take.
         const prelude: Command[] = funding.map((u, i) => ({ op: 'credit' as const, user: (i % 2) as UserKey, asset: ASSETS[Math.floor(i / 2)], units: u }));
+        const cards: [string, string] = ['', ''];
         try {
           for (const [n, cmd] of [...prelude, ...commands].entries()) {
+            if (n === prelude.length) {
+              // Each user's card (a profile without fees), once the users exist.
+              for (const k of [0, 1] as const) {
+                const card = await client.consumerCards.apply({ externalUserId: users[k], cardProfileId: 'sbx-visa-consumer', cardholderName: 'Prop Test', fundingAsset: CARD_ASSET[k] });
+                cards[k] = card.cardId;
+              }
+            }
             trace.push(`#${n} ${JSON.stringify(cmd, (_k, v) => (typeof v === 'bigint' ? text(v) : v))}`);
-            const result = await step(users, model, cmd);
+            const result = await step(users, cards, model, cmd);
             trace[trace.length - 1] += ` -> ${result}`;
             const tally = `${cmd.op}:${result.split(' ')[0]}`;
             outcomes[tally] = (outcomes[tally] ?? 0) + 1;
@@ -242,7 +361,8 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
       { numRuns: RUNS, seed: SEED, endOnFailure: false },
     );
     // The runs must reach the interesting outcomes, or the property proves little.
-    for (const tally of ['credit:ok', 'debit:ok', 'debit:INSUFFICIENT_BALANCE', 'convert:ok', 'convert:INSUFFICIENT_BALANCE']) {
+    for (const tally of ['credit:ok', 'debit:ok', 'debit:INSUFFICIENT_BALANCE', 'convert:ok', 'convert:INSUFFICIENT_BALANCE',
+      'authorize:ok', 'authorize:declined', 'clear:ok', 'reverse:ok', 'refund:ok', 'fee:ok']) {
       assert.ok((outcomes[tally] ?? 0) > 0, `some run reached ${tally} (${JSON.stringify(outcomes)})`);
     }
   });

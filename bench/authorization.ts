@@ -15,7 +15,7 @@
  *   service's own recorded forwarding latency. Target: p99 overhead < 5 ms.
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -268,6 +268,29 @@ const line = (label: string, s: LoadSample) =>
   `${label.padEnd(26)} ${s.approvalsPerS.toFixed(0).padStart(6)} approvals/s  p50 ${String(s.p50).padStart(3)} ms  p99 ${String(s.p99).padStart(3)} ms  declined ${s.declined}  non-2xx ${s.non2xx}  errors ${s.errors}` +
   `  cpu/request: service ${s.serviceCpuMsPerRequest.toFixed(2)} ms, postgres ${s.postgresCpuMsPerRequest.toFixed(2)} ms`;
 
+/**
+ * The decision function alone, without HTTP and Node: pgbench calls card_authorize (1.00 on one of
+ * the world's cards, fresh ids) at the same 8 clients. Shows how much of the end-to-end gap to
+ * TPC-B is the database work and how much the HTTP path sharing the same two cores.
+ */
+async function authorizeCallAlone(service: Service, world: World, durationS: number, dir: string): Promise<{ tps: number; postgresCpuMsPerTx: number }> {
+  await service.db!.query('DROP TABLE IF EXISTS bench_cards');
+  await service.db!.query('CREATE TABLE bench_cards (i int PRIMARY KEY, card_id text NOT NULL)');
+  await service.db!.query('INSERT INTO bench_cards SELECT n, id FROM unnest($1::text[]) WITH ORDINALITY AS c(id, n)', [world.cardIds]);
+  const now = new Date();
+  const y = now.getUTCFullYear();
+  const m = String(now.getUTCMonth() + 1).padStart(2, '0');
+  const keys = `{${y}${m}${String(now.getUTCDate()).padStart(2, '0')},${y}${m},${y}Q${Math.floor(now.getUTCMonth() / 3) + 1},${y}}`;
+  const script = path.join(dir, 'card-authorize.sql');
+  writeFileSync(script, [
+    `\\set i random(1, ${world.cardIds.length})`,
+    '\\set r random(1, 999999999999999)',
+    `SELECT a.outcome FROM bench_cards c, card_authorize(:partner, c.card_id, 'SANDBOX', 'pgb' || :r, false, 1.00, 'USD', NULL, NULL, 'Bench shop', '5411', 'SG', 'POS', now(), now(), '${keys}'::text[], '{PAYMENT_FROZEN,ACCOUNT_FROZEN}'::text[], 'pbt' || :r, 'pbo' || :r, 'pbp' || :r, 'pbe' || :r, 'pbf' || :r, now() + interval '30 days') a WHERE c.i = :i;`,
+    '',
+  ].join('\n'));
+  return pgbenchTps(durationS, ['-f', script, '-D', `partner=${world.partnerId}`], BENCH_DB);
+}
+
 export async function authorizationScenario(): Promise<boolean> {
   if (spawnSync('pgbench', ['--version']).status !== 0) throw new Error('pgbench is missing: apt-get install postgresql-client');
   const pgUrl = await freshDatabase(BENCH_DB);
@@ -293,6 +316,7 @@ export async function authorizationScenario(): Promise<boolean> {
 
     const auth: LoadSample[] = [];
     const tps: number[] = [];
+    const callAlone: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const a = await loadAuthorizations(pgService, pgWorld, DURATION_S);
       auth.push(a);
@@ -300,6 +324,9 @@ export async function authorizationScenario(): Promise<boolean> {
       const t = pgbenchTps(DURATION_S);
       tps.push(t.tps);
       console.log(`round ${round} pgbench TPC-B          ${t.tps.toFixed(0).padStart(6)} tps  cpu/transaction: postgres ${t.postgresCpuMsPerTx.toFixed(2)} ms`);
+      const alone = await authorizeCallAlone(pgService, pgWorld, DURATION_S, dataDir);
+      callAlone.push(alone.tps);
+      console.log(`round ${round} card_authorize alone   ${alone.tps.toFixed(0).padStart(6)} calls/s  cpu/call: postgres ${alone.postgresCpuMsPerTx.toFixed(2)} ms  (pgbench, no HTTP)`);
     }
     await stopService(pgService);
 
@@ -323,6 +350,7 @@ export async function authorizationScenario(): Promise<boolean> {
     console.log(`  PostgreSQL          ${approvals.toFixed(0)} approvals/s  p50 ${p50} ms  p99 ${p99} ms`);
     console.log(`  pgbench TPC-B       ${pgTps.toFixed(0)} tps`);
     console.log(`  ratio               ${ratio.toFixed(2)} x pgbench TPC-B`);
+    console.log(`  the decision call alone (pgbench, no HTTP): ${median(callAlone).toFixed(0)} calls/s = ${(median(callAlone) / pgTps).toFixed(2)} x TPC-B`);
     console.log(`  embedded (PGlite)   ${median(emb.map((s) => s.approvalsPerS)).toFixed(0)} approvals/s  p99 ${median(emb.map((s) => s.p99))} ms`);
     const ok = ratio >= 0.4 && p99 < 50 && auth.every((s) => s.non2xx === 0 && s.errors === 0 && s.declined === 0);
     console.log(`target approvals/s >= 0.40 x pgbench TPC-B and p99 < 50 ms: ${ok ? 'MET' : 'NOT MET'}`);

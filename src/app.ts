@@ -28,6 +28,7 @@ import * as webhooksContract from '../sdk/contract/webhooks.ts';
 import * as managedBalanceContract from '../sdk/contract/managed-balance.ts';
 import * as consumerCardsContract from '../sdk/contract/consumer-cards.ts';
 import * as qrPaymentsContract from '../sdk/contract/qr-payments.ts';
+import * as pushContract from '../sdk/contract/push.ts';
 import { validatorCompiler } from './platform/http/validation.ts';
 import { clientErrorHandler, createGuardedServer, rateLimitCounters, type HttpTimeouts } from './platform/http/guards.ts';
 import { Mailer } from './platform/mail.ts';
@@ -415,7 +416,7 @@ export function operationIds(routes: RouteDef[]): [RouteDef, string][] {
 function openApiExtras(config: Config): OpenApiExtras {
   const namedSchemas: Record<string, unknown> = {};
   for (const contract of [partnersContract, organizationsContract, customersContract, fundingContract, cardsContract, velocityContract,
-    authorizationContract, eventsContract, sandboxContract, webhooksContract, managedBalanceContract, consumerCardsContract, qrPaymentsContract]) {
+    authorizationContract, eventsContract, sandboxContract, webhooksContract, managedBalanceContract, consumerCardsContract, qrPaymentsContract, pushContract]) {
     for (const [name, value] of Object.entries(contract)) {
       if (value && typeof value === 'object' && !Array.isArray(value) && !(name in namedSchemas)) namedSchemas[name] = value;
     }
@@ -458,6 +459,7 @@ function openApiExtras(config: Config): OpenApiExtras {
       { name: 'User assets', description: 'Managed users\' balances per asset: credit, debit, conversion, movements' },
       { name: 'Consumer cards', description: 'Cards of managed users spending their assets, verification codes, card transactions' },
       { name: 'QR payments', description: 'QR payment records of managed users (PAY, REFUND, REFUND_PART, REVERSAL)' },
+      { name: 'Push', description: 'Real-time push over WebSocket (D39)' },
       { name: 'Authorization forwarding', description: 'Deciding your cards\' spend at your auth_url (D37)' },
       { name: 'Webhooks', description: 'Event log, redelivery, test events, webhook signing secret' },
       { name: 'Sandbox', description: 'Simulations (sandbox only, D40)' },
@@ -465,5 +467,31 @@ function openApiExtras(config: Config): OpenApiExtras {
       { name: 'Network ingress', description: 'Card network messages (operators of the network link only)' },
     ],
     operatorTags: ['Admin'],
+    extraPaths: { '/card/v1/ws': { get: PUSH_OPERATION } },
   };
 }
+
+const queryParam = (name: string, description: string, schema: Record<string, unknown>, required = false) => ({ name, in: 'query', required, description, schema });
+
+/** The WebSocket of D39 as an operation (no route definition describes an upgrade). See docs/push.md. */
+const PUSH_OPERATION = {
+  operationId: 'subscribePush',
+  summary: 'Real-time push of your users\' balance changes, card transactions and QR payments (WebSocket, D39)',
+  description: 'A WebSocket upgrade (`GET` with `Upgrade: websocket`), authenticated before the upgrade with the four signature values signed over an empty payload, '
+    + 'as the usual headers or, for browsers, as query parameters of the same names. A refusal is an ordinary JSON envelope (401 DAPI_*, 400 DAPI_PARAM_INVALID). '
+    + 'Then one PushMessage per text frame, as changes commit on any instance. `sequence` only grows (not contiguous): reconnect with `since` = the last one processed '
+    + 'to receive exactly what was missed. Close codes: 4008 send buffer exceeded (reconnect with since), 4010 since too old (resync, connect without since), '
+    + '4011 since ahead of the stream, 1001 shutting down. The SDK: `client.push.subscribe({ onMessage })`.',
+  tags: ['Push'],
+  security: [{ apiKey: [], timestamp: [], nonce: [], sign: [] }],
+  parameters: [
+    queryParam('since', 'The last sequence processed: first every message after it, then live ones', { type: 'string', pattern: '^(0|[1-9][0-9]{0,17})$' }),
+    queryParam('externalUserId', 'Only this user\'s messages', { type: 'string', minLength: 1, maxLength: 64 }),
+    ...['x-dapi-api-key', 'x-dapi-timestamp', 'x-dapi-nonce', 'x-dapi-sign'].map((n) => queryParam(n, `Browsers only: the ${n.slice(7)} header's value`, { type: 'string' })),
+  ],
+  responses: {
+    '101': { description: 'Switching Protocols: then one message per text frame', content: { 'application/json': { schema: pushContract.PushMessage } } },
+    '400': { description: 'DAPI_PARAM_INVALID (since, externalUserId)', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } },
+    '401': { description: 'The signature checks of every partner call (DAPI_API_KEY_INVALID, DAPI_TIMESTAMP_EXPIRED, DAPI_NONCE_REPLAYED, DAPI_SIGN_INVALID, ...)', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } },
+  },
+};

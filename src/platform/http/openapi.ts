@@ -27,6 +27,11 @@ export interface OpenApiExtras {
   tagOrder: { name: string; description: string }[];
   /** Tags whose operations are for operators (listed after partner routes). */
   operatorTags: string[];
+  /**
+   * Operations no route definition describes (a WebSocket upgrade): path -> method -> operation.
+   * Their responses are kept as given (not wrapped in the envelope); their schemas are shared.
+   */
+  extraPaths?: Record<string, Record<string, Json>>;
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
@@ -296,7 +301,12 @@ function successSchema(components: Components, generated: Json | undefined): unk
 
 export function finishOpenApi(doc: Json, extras: OpenApiExtras): Json {
   const components = new Components(extras.namedSchemas);
-  const paths = (doc.paths ?? {}) as Record<string, Record<string, Json>>;
+  const extraOps = new Set<Json>();
+  const paths = { ...((doc.paths ?? {}) as Record<string, Record<string, Json>>) };
+  for (const [key, item] of Object.entries(extras.extraPaths ?? {})) {
+    paths[key] = item;
+    for (const op of Object.values(item)) extraOps.add(op);
+  }
   const rank = (item: Record<string, Json>) => {
     const ops = METHODS.map((m) => item[m]).filter(Boolean);
     return ops.every((op) => ((op.tags as string[] | undefined) ?? []).some((t) => extras.operatorTags.includes(t))) ? 1 : 0;
@@ -333,6 +343,17 @@ export function finishOpenApi(doc: Json, extras: OpenApiExtras): Json {
       const isPartner = security?.some((s) => 'sign' in s && 'apiKey' in s);
       if (method === 'post' && isPartner && acceptsKey !== false) op.parameters = [...((op.parameters as Json[] | undefined) ?? []), { $ref: '#/components/parameters/IdempotencyKey' }];
       const responses: Json = {};
+      if (extraOps.has(opIn)) {
+        for (const [status, res] of Object.entries((op.responses ?? {}) as Record<string, Json>)) {
+          const content = res.content as Record<string, Json> | undefined;
+          responses[status] = content
+            ? { ...res, content: Object.fromEntries(Object.entries(content).map(([type, c]) => [type, { ...c, schema: components.share(c.schema) }])) }
+            : res;
+        }
+        op.responses = responses;
+        outItem[method] = op;
+        continue;
+      }
       for (const [status, resIn] of Object.entries((op.responses ?? {}) as Record<string, Json>)) {
         const res = resIn as Json;
         const schema = ((res.content as Record<string, Json> | undefined)?.['application/json']?.schema) as Json | undefined;

@@ -167,7 +167,14 @@ describe('consumer cards (issue 11)', () => {
     }
     await expectCode(client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: false, emailCode: first }), 'VERIFICATION_CODE_INVALID');
 
+    // Codes of one card are a minute apart: an immediate resend is refused and sends nothing.
+    const tooSoon = await expectCode(client.consumerCards.sendVerificationCode({ externalUserId: user, cardId: vip.cardId, channel: 'SMS' }), 'VERIFICATION_CODE_TOO_FREQUENT');
+    assert.match(tooSoon.message, /retry in \d+ s/);
+    assert.equal(await codeOf(), first, 'no new code was sent');
+    const minute = () => svc.clock.advance(61 * 1000);
+
     // Expiry after 5 minutes (injected clock).
+    minute();
     await client.consumerCards.sendVerificationCode({ externalUserId: user, cardId: vip.cardId, channel: 'SMS' });
     const second = await codeOf();
     svc.clock.advance(5 * 60 * 1000 + 1000);
@@ -176,6 +183,7 @@ describe('consumer cards (issue 11)', () => {
     // A newer code supersedes an older one.
     await client.consumerCards.sendVerificationCode({ externalUserId: user, cardId: vip.cardId, channel: 'SMS' });
     const third = await codeOf();
+    minute();
     await client.consumerCards.sendVerificationCode({ externalUserId: user, cardId: vip.cardId, channel: 'SMS' });
     const fourth = await codeOf();
     if (third !== fourth) {
@@ -193,6 +201,7 @@ describe('consumer cards (issue 11)', () => {
     await client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: true });
     await expectCode(client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: false, emailCode: fourth }), 'VERIFICATION_CODE_INVALID');
     // A frozen card capability refuses the unfreeze even with a good code.
+    minute();
     await client.consumerCards.sendVerificationCode({ externalUserId: user, cardId: vip.cardId, channel: 'EMAIL' });
     const fifth = await codeOf();
     await svc.admin.setUserRestrictions({ partnerId, externalUserId: user, addRestrictions: ['ACCOUNT_FROZEN'] });
@@ -200,6 +209,25 @@ describe('consumer cards (issue 11)', () => {
     await svc.admin.setUserRestrictions({ partnerId, externalUserId: user, removeRestrictions: ['ACCOUNT_FROZEN'] });
     assert.equal(await client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: false, smsCode: fifth }), false);
     assert.deepEqual(await balanceOf(user, 'USDC'), { free: '5', freeze: '0', total: '5' });
+  });
+
+  it('verification codes of one card: at most 10 in 24 hours, a minute apart, also under concurrent sends (VERIFICATION_CODE_TOO_FREQUENT)', async () => {
+    const user = uid();
+    const card = await client.consumerCards.apply({ externalUserId: user, cardProfileId: 'sbx-visa-consumer', cardholderName: 'Ada Lovelace', fundingAsset: 'USDT', email: 'ada@example.com' });
+    const send = () => client.consumerCards.sendVerificationCode({ externalUserId: user, cardId: card.cardId, channel: 'EMAIL' });
+    const burst = await Promise.allSettled(Array.from({ length: 5 }, send));
+    assert.equal(burst.filter((r) => r.status === 'fulfilled').length, 1, 'concurrent sends: one code');
+    for (const r of burst) if (r.status === 'rejected') assert.equal((r.reason as CardServiceError).code, 'VERIFICATION_CODE_TOO_FREQUENT');
+    for (let i = 1; i < 10; i++) {
+      svc.clock.advance(61 * 1000);
+      await send();
+    }
+    svc.clock.advance(61 * 1000);
+    await expectCode(send(), 'VERIFICATION_CODE_TOO_FREQUENT');
+    const events = await client.events.listEvents({ eventType: 'VERIFICATION_CODE_SENT', businessId: card.cardId, pageSize: 100 });
+    assert.equal(events.total, 10, 'ten codes went out');
+    svc.clock.advance(24 * 60 * 60 * 1000);
+    await send();
   });
 
   it('50 concurrent 1.00 authorizations against free 20.00 approve exactly 20 and leave free 0.00, freeze 20.00', async () => {

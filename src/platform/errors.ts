@@ -53,6 +53,7 @@ export const ERROR_CATALOG = {
   INSUFFICIENT_BALANCE: { httpStatus: 200, message: 'Insufficient balance' },
   EXTERNAL_TRAN_ID_DUPLICATE: { httpStatus: 200, message: 'externalTranId already used' },
   VERIFICATION_CODE_INVALID: { httpStatus: 200, message: 'Verification code is wrong, expired or used' },
+  VERIFICATION_CODE_TOO_FREQUENT: { httpStatus: 200, message: 'A verification code was sent for this card too recently' },
   CAPABILITY_FROZEN: { httpStatus: 200, message: 'Capability is frozen' },
   EVENT_NOT_FOUND: { httpStatus: 200, message: 'Event not found' },
   // Authorization engine (issue 10): settlement messages naming a transaction.

@@ -79,10 +79,10 @@ export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
       tag: TAG,
       summary: 'Send the user a 6-digit code for unfreezing the card (D36)',
       description: 'Sent to the user\'s mobile (SMS) or email (EMAIL) given at apply or with /card/v2/contact, through the notification transport; in sandbox also as the event VERIFICATION_CODE_SENT (with the code). '
-        + 'A new code replaces the card\'s earlier ones.',
+        + 'A new code replaces the card\'s earlier ones. Codes of one card are at least 60 s apart and at most 10 in 24 hours: otherwise VERIFICATION_CODE_TOO_FREQUENT with a Retry-After header (seconds).',
       body: SendCodeBody,
       data: SendCodeView,
-      errors: ['CARD_INVALID'],
+      errors: ['CARD_INVALID', 'VERIFICATION_CODE_TOO_FREQUENT'],
       handler: ({ body, partner }) => sendVerificationCode(deps, partner.partnerId, body),
     }),
     route({

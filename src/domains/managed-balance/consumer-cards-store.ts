@@ -49,6 +49,15 @@ export async function insertCode(
   );
 }
 
+/** When the card's codes were sent since `since`, newest first. */
+export async function codeTimesSince(q: Queryable, cardId: string, since: Date): Promise<Date[]> {
+  const rows = await q.query<{ createdAt: Date }>(
+    'SELECT created_at AS "createdAt" FROM card_verification_codes WHERE card_id = $1 AND created_at > $2 ORDER BY created_at DESC',
+    [cardId, since],
+  );
+  return rows.map((r) => r.createdAt);
+}
+
 /** The card's newest code that is neither used nor superseded, locked for the check. */
 export async function lockOpenCode(q: Queryable, cardId: string): Promise<CodeRow | null> {
   const rows = await q.query<CodeRow>(

@@ -27,7 +27,7 @@ import { recordEvent } from '../events/index.ts';
 import { getOrCreateAccount, post } from '../ledger/index.ts';
 import { CAPABILITY_BLOCKERS } from '../organizations/index.ts';
 import {
-  countFailedAttempt, findContact, insertCode, lockOpenCode, markCodeUsed, upsertContact,
+  codeTimesSince, countFailedAttempt, findContact, insertCode, lockOpenCode, markCodeUsed, upsertContact,
 } from './consumer-cards-store.ts';
 import { insertMovement } from './movements-store.ts';
 import { activeAsset, ensureUser, findUser, findUsersByIds, restrictionsOf, type ManagedUserRow } from './users.ts';
@@ -37,6 +37,10 @@ export type ConsumerCardDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'mai
 /** D36: a code is 6 digits, valid 5 minutes, for at most 5 attempts, once. */
 export const CODE_TTL_MS = 5 * 60 * 1000;
 export const CODE_MAX_ATTEMPTS = 5;
+/** Not in the spec: codes of one card are sent at least a minute apart and at most 10 a day (each message costs, and floods annoy the user). */
+export const CODE_RESEND_INTERVAL_MS = 60 * 1000;
+export const CODE_MAX_PER_DAY = 10;
+const DAY_MS = 24 * 60 * 60 * 1000;
 /** The consumer family bills in USD; a funding asset is spent 1:1 (D35), so it must be USD-pegged. */
 const DEFAULT_FUNDING_ASSET = 'USD';
 /** The service's income account of card fees (per partner and asset). */
@@ -169,7 +173,10 @@ function masked(channel: 'SMS' | 'EMAIL', destination: string): string {
  * POST /card/v2/send-verification-code: a new 6-digit code for unfreezing the card, sent through
  * the notification transport (email: SMTP or the mail outbox; SMS: the outbox addressed
  * `sms:<number>` for the SMS gateway) and, in sandbox only, as the event VERIFICATION_CODE_SENT.
- * Only an HMAC of the code is stored; a new code supersedes the card's earlier ones.
+ * Only an HMAC of the code is stored; a new code supersedes the card's earlier ones. A card's codes
+ * are at least CODE_RESEND_INTERVAL_MS apart and at most CODE_MAX_PER_DAY in 24 hours
+ * (VERIFICATION_CODE_TOO_FREQUENT with a Retry-After header); the card row is locked, so concurrent
+ * sends count each other.
  */
 export async function sendVerificationCode(deps: ConsumerCardDeps, partnerId: string, input: { externalUserId: string; cardId: string; channel: 'SMS' | 'EMAIL' }) {
   const at = now(deps);
@@ -177,8 +184,17 @@ export async function sendVerificationCode(deps: ConsumerCardDeps, partnerId: st
   const codeId = newId('vc');
   const expiresAt = new Date(at.getTime() + CODE_TTL_MS);
   const { mailId, destination } = await deps.db.tx(async (q) => {
-    const { user, card } = await userCard(q, partnerId, input.externalUserId, input.cardId);
+    const { user, card } = await userCard(q, partnerId, input.externalUserId, input.cardId, true);
     if (card.status === 'CANCELLED') throw new ApiError('CARD_INVALID', `Card ${card.cardId} is cancelled`);
+    const sent = await codeTimesSince(q, card.cardId, new Date(at.getTime() - DAY_MS));
+    const nextAllowed = Math.max(
+      sent.length > 0 ? sent[0].getTime() + CODE_RESEND_INTERVAL_MS : 0,
+      sent.length >= CODE_MAX_PER_DAY ? sent[CODE_MAX_PER_DAY - 1].getTime() + DAY_MS : 0,
+    );
+    if (nextAllowed > at.getTime()) {
+      const retryAfterSeconds = Math.ceil((nextAllowed - at.getTime()) / 1000);
+      throw new ApiError('VERIFICATION_CODE_TOO_FREQUENT', `A code for card ${card.cardId} was sent too recently: retry in ${retryAfterSeconds} s`, { headers: { 'retry-after': String(retryAfterSeconds) } });
+    }
     const contact = await findContact(q, user.userId);
     const to = input.channel === 'SMS' ? contact?.mobile : contact?.email;
     if (!to) {

@@ -191,6 +191,23 @@ describe('QR payments (issue 11)', () => {
     assert.deepEqual(await balanceOf(user, 'USDT'), { free: '40', freeze: '0', total: '40' });
   });
 
+  it('a DISABLED partner\'s users cannot pay: the network PAY is declined CAPABILITY_FROZEN PARTNER:DISABLED and changes nothing', async () => {
+    const other = await svc.newPartner();
+    const user = uid();
+    await credit(user, 'USDT', '5.00', other.client);
+    await svc.admin.updatePartner(other.partner.partnerId, { status: 'DISABLED' });
+    const network = await networkClient(svc);
+    const declined = await network.call<QrPayment>('POST', '/internal/network/v1/qr-payment', {
+      body: { networkTransactionId: `qrn-${randomBytes(6).toString('hex')}`, transType: 'PAY', partnerId: other.partner.partnerId, externalUserId: user, asset: 'USDT', amount: decimal('1.00'), merchantName: 'Kiosk' },
+    });
+    assert.equal(declined.status, 'DECLINED');
+    assert.equal(declined.declineReason, 'CAPABILITY_FROZEN');
+    assert.equal(declined.declineDetail, 'PARTNER:DISABLED');
+    await svc.admin.updatePartner(other.partner.partnerId, { status: 'ACTIVE' });
+    const b = (await other.client.userAssets.balance(user)).find((x: UserBalance) => x.asset === 'USDT')!;
+    assert.equal(decimalText(b.free), '5');
+  });
+
   it('another partner\'s QR records do not exist for a partner: detail, list and returns', async () => {
     const user = uid();
     await credit(user, 'USDT', '3.00');

@@ -23,7 +23,7 @@ import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema
 import { ASSET_MAX_SCALE, fromDb, parseAmount, toDb, type Amount } from '../../platform/money.ts';
 import { findAccount, getOrCreateAccount, lockAccounts, post } from '../ledger/index.ts';
 import { CAPABILITY_BLOCKERS, isIsoCountry } from '../organizations/index.ts';
-import { partnerExists } from '../partners/index.ts';
+import { partnersByIds } from '../partners/index.ts';
 import {
   addReturned, findQrBody, insertQrPayment, listQrBodies, lockPayment, lockQrMessage, qrBodyByMessageId, type QrPaymentRow,
 } from './qr-payments-store.ts';
@@ -101,7 +101,8 @@ async function settlementAccount(q: Queryable, partnerId: string, asset: string,
 
 async function pay(q: Queryable, m: QrMessage, messageId: string, amount: Amount, at: Date): Promise<string> {
   const partnerId = m.partnerId!;
-  if (m.source === 'NETWORK' && !(await partnerExists(q, partnerId))) throw new ApiError('PARTNER_INVALID', `Partner ${partnerId} does not exist`);
+  const [partner] = await partnersByIds(q, [partnerId]);
+  if (!partner) throw new ApiError('PARTNER_INVALID', `Partner ${partnerId} does not exist`);
   const asset = await activeAsset(q, m.asset!);
   if (amount.decimalPlaces() > asset.scale) throw paramInvalid('amount', `${asset.asset} amounts have at most ${asset.scale} decimal places`);
   const user = await ensureUser(q, partnerId, m.externalUserId!, at);
@@ -117,9 +118,11 @@ async function pay(q: Queryable, m: QrMessage, messageId: string, amount: Amount
   // The user's account row first: payments of one user serialize here, so the funds check holds until the posting.
   const existing = await findAccount(q, { partnerId, ownerType: 'MANAGED_USER', ownerId: user.userId, currency: asset.asset });
   const account = existing ? (await lockAccounts(q, [existing.accountId])).get(existing.accountId)! : null;
+  // The capability order of the card pipeline: the user, then the partner (a DISABLED partner's users cannot pay).
   const codes = new Set(await restrictionsOf(q, user.userId));
   const frozen = CAPABILITY_BLOCKERS.PAYMENT.find((c) => codes.has(c));
   if (frozen) return decline('CAPABILITY_FROZEN', `USER:${frozen}`);
+  if (partner.status !== 'ACTIVE') return decline('CAPABILITY_FROZEN', `PARTNER:${partner.status}`);
   if (!account || account.available.lt(amount)) return decline('INSUFFICIENT_BALANCE', null);
 
   const posting = await post(q, {

@@ -8,7 +8,7 @@ import type { DestinationStream } from 'pino';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import { constantTimeEqual } from './platform/crypto/secrets.ts';
-import { ping, type Db } from './platform/db/db.ts';
+import { ping, type Db, type Queryable } from './platform/db/db.ts';
 import { ApiError, paramInvalid } from './platform/errors.ts';
 import { errorEnvelope, frameworkRejection } from './platform/http/envelope.ts';
 import { parseJson, stringifyJson } from './platform/http/json.ts';
@@ -43,11 +43,11 @@ import {
   companyAdminRoutes, onCustomerTerminated, onOrganizationTerminated, organizationRoutes, useEmployeeSubjects,
 } from './domains/organizations/index.ts';
 import { PartnerAuthenticator, PartnerCache, partnerRoutes } from './domains/partners/index.ts';
-import { consumerCardRoutes, PushHub, qrPaymentRoutes, userAssetRoutes } from './domains/managed-balance/index.ts';
+import { consumerCardRoutes, findAsset, PushHub, qrPaymentRoutes, userAssetRoutes } from './domains/managed-balance/index.ts';
 import websocket from '@fastify/websocket';
 import { sandboxRoutes } from './domains/sandbox/index.ts';
 import { velocityRoutes } from './domains/velocity/index.ts';
-import { AuthUrlForwarder, authorizationRoutes, NetworkAuthenticator, ServiceKeys, type PartnerDecisionStage } from './domains/authorization/index.ts';
+import { AuthUrlForwarder, authorizationRoutes, NetworkAuthenticator, ServiceKeys, type AssetRate, type PartnerDecisionStage } from './domains/authorization/index.ts';
 
 export interface AppDeps {
   config: Config;
@@ -86,8 +86,14 @@ export function allRoutes(
   return [...partnerRoutes({ ...ctx, partnerCache }), ...diagnosticsRoutes(ctx),
     ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes(ctx), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx), ...customerAdminRoutes(ctx), ...ledgerAdminRoutes(ctx),
     ...eventRoutes(ctx), ...velocityRoutes({ ...ctx, cards: cardLookup }), ...cardRoutes(ctx),
-    ...authorizationRoutes({ ...ctx, partnerDecision: partnerDecision ?? forwarder, forwarder, serviceKeys }),
+    ...authorizationRoutes({ ...ctx, partnerDecision: partnerDecision ?? forwarder, forwarder, serviceKeys, assetRate }),
     ...userAssetRoutes(ctx), ...consumerCardRoutes(ctx), ...qrPaymentRoutes(ctx)];
+}
+
+/** The authorization engine's funds seam for consumer cards (D35): the funding asset's current rate. */
+async function assetRate(q: Queryable, asset: string): Promise<AssetRate | null> {
+  const a = await findAsset(q, asset);
+  return a && a.status === 'ACTIVE' ? { usdPegged: a.usdPegged, usdRate: a.usdRate, scale: a.scale } : null;
 }
 
 /**

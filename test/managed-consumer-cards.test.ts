@@ -75,7 +75,7 @@ describe('consumer cards (issue 11)', () => {
     assert.ok(!JSON.stringify(card).match(/[0-9]{13,19}/), 'no full card number in the answer');
   });
 
-  it('a refused apply changes nothing: fees above free, non-pegged or unknown asset, corporate profile, frozen card capability', async () => {
+  it('a refused apply changes nothing: fees above free, an asset without a rate or unknown, corporate profile, frozen card capability', async () => {
     const user = uid();
     await credit(user, 'USDT', '5.49');
     await expectCode(client.consumerCards.apply({ externalUserId: user, cardProfileId: profileId, cardholderName: 'Ann', fundingAsset: 'USDT' }), 'INSUFFICIENT_BALANCE');
@@ -84,8 +84,8 @@ describe('consumer cards (issue 11)', () => {
     const moves = await client.userAssets.transactions({ externalUserId: user });
     assert.equal(moves.total, 1, 'only the credit: no fee was booked');
 
-    await svc.admin.upsertAsset({ asset: 'PXBT', network: 'BITCOIN', logo: 'https://x.example/pxbt.svg', scale: 8, usdPegged: false, usdRate: decimal('0.00002'), status: 'ACTIVE' });
-    await expectCode(virtualCard(user, 'PXBT'), 'ASSET_INVALID');
+    await svc.admin.upsertAsset({ asset: 'PNORATE', network: 'TEST', logo: 'https://x.example/pnr.svg', scale: 8, usdPegged: false, usdRate: null, status: 'ACTIVE' });
+    await expectCode(virtualCard(user, 'PNORATE'), 'ASSET_INVALID');
     await expectCode(virtualCard(user, 'NOPE'), 'ASSET_INVALID');
     await expectCode(client.consumerCards.apply({ externalUserId: user, cardProfileId: 'sbx-visa-shared', cardholderName: 'Ann' }), 'CARD_PROFILE_INVALID');
     await expectCode(client.consumerCards.apply({ externalUserId: user, cardProfileId: 'no-such-profile', cardholderName: 'Ann' }), 'CARD_PROFILE_INVALID');
@@ -209,6 +209,55 @@ describe('consumer cards (issue 11)', () => {
     await svc.admin.setUserRestrictions({ partnerId, externalUserId: user, removeRestrictions: ['ACCOUNT_FROZEN'] });
     assert.equal(await client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: false, smsCode: fifth }), false);
     assert.deepEqual(await balanceOf(user, 'USDC'), { free: '5', freeze: '0', total: '5' });
+  });
+
+  it('a card funded by an asset that is not USD-pegged spends at the operator rate (D35): hold rounded up, clearing and reversal at the authorization\'s rate, refunds and fees converted', async () => {
+    // 1 PRTE = 1 / 0.0000213 USD; 8 decimals: a cent is 0.000000213 PRTE, rounded up to 0.00000022 when held.
+    await svc.admin.upsertAsset({ asset: 'PRTE', network: 'TEST', logo: 'https://x.example/prte.svg', scale: 8, usdPegged: false, usdRate: decimal('0.0000213'), status: 'ACTIVE' });
+    const norm = (x: string) => (x.includes('.') ? x.replace(/0+$/, '').replace(/\.$/, '') : x);
+    const exact = async (u: string, a: string) => {
+      const b = await balanceOf(u, a);
+      return { free: norm(b.free), freeze: norm(b.freeze), total: norm(b.total) };
+    };
+    const user = uid();
+    await credit(user, 'PRTE', '0.001');
+    const card = await virtualCard(user, 'PRTE');
+    assert.equal(card.fundingAsset, 'PRTE');
+    const a1 = await purchase(card.cardId, '10.00');
+    assert.equal(a1.approved, true);
+    assert.equal(norm(decimalText(a1.holdAmount)), '10', 'the record keeps the USD billing hold');
+    assert.deepEqual(await exact(user, 'PRTE'), { free: '0.000787', freeze: '0.000213', total: '0.001' });
+    // Clearing 9.99 at the authorization's rate: 0.000212787 rounded up to 0.00021279.
+    await client.sandbox.clear({ transId: a1.transId, amount: decimal('9.99') });
+    assert.deepEqual(await exact(user, 'PRTE'), { free: '0.00078721', freeze: '0', total: '0.00078721' });
+    // Reversals release the same share of the asset hold, the rest with the last one.
+    const a2 = await purchase(card.cardId, '5.00');
+    assert.deepEqual(await exact(user, 'PRTE'), { free: '0.00068071', freeze: '0.0001065', total: '0.00078721' });
+    await client.sandbox.reverse({ transId: a2.transId, amount: decimal('2.00') });
+    assert.deepEqual(await exact(user, 'PRTE'), { free: '0.00072331', freeze: '0.0000639', total: '0.00078721' });
+    await client.sandbox.reverse({ transId: a2.transId, amount: decimal('3.00') });
+    assert.deepEqual(await exact(user, 'PRTE'), { free: '0.00078721', freeze: '0', total: '0.00078721' });
+    // A refund without the purchase: the asset's current rate, rounded down.
+    await client.sandbox.refund({ cardId: card.cardId, amount: decimal('1.00'), currency: 'USD', merchantName: 'Shop' });
+    assert.deepEqual(await exact(user, 'PRTE'), { free: '0.00080851', freeze: '0', total: '0.00080851' });
+    const a3 = await purchase(card.cardId, '0.01');
+    assert.deepEqual(await exact(user, 'PRTE'), { free: '0.00080829', freeze: '0.00000022', total: '0.00080851' });
+    const tooMuch = await purchase(card.cardId, '40.00');
+    assert.equal(tooMuch.approved, false);
+    assert.equal(tooMuch.declineReason, 'INSUFFICIENT_BALANCE');
+    // Fees of the profile are USD, charged in the asset at the rate (rounded up).
+    const vip = await client.consumerCards.apply({ externalUserId: user, cardProfileId: profileId, cardholderName: 'Grace Hopper', fundingAsset: 'PRTE' });
+    assert.deepEqual(vip.fees.map((f) => [f.type, norm(decimalText(f.amount))]), [['CARD_PRINTING_FEE', '0.0000639'], ['CARD_POSTAL_FEE', '0.00005325']]);
+    assert.deepEqual(await exact(user, 'PRTE'), { free: '0.00069114', freeze: '0.00000022', total: '0.00069136' });
+    // An asset that loses its rate cannot spend or take refunds without the purchase.
+    await svc.admin.upsertAsset({ asset: 'PRTE', network: 'TEST', logo: 'https://x.example/prte.svg', scale: 8, usdPegged: false, usdRate: null, status: 'ACTIVE' });
+    const noRate = await purchase(card.cardId, '1.00');
+    assert.equal(noRate.declineReason, 'CURRENCY_NOT_ALLOWED');
+    assert.equal(noRate.declineDetail, 'NO_ASSET_RATE');
+    await expectCode(client.sandbox.refund({ cardId: card.cardId, amount: decimal('1.00'), currency: 'USD', merchantName: 'Shop' }), 'CURRENCY_NOT_ALLOWED');
+    // Settling what was authorized before still uses the authorization's own rate.
+    await client.sandbox.clear({ transId: a3.transId, amount: decimal('0.01') });
+    assert.deepEqual(await exact(user, 'PRTE'), { free: '0.00069114', freeze: '0', total: '0.00069114' });
   });
 
   it('verification codes of one card: at most 10 in 24 hours, a minute apart, also under concurrent sends (VERIFICATION_CODE_TOO_FREQUENT)', async () => {

@@ -39,7 +39,7 @@ export const ConsumerCardView = Type.Object({
   cardNetwork: CardNetwork,
   cardForm: CardForm,
   currency: Type.String({ description: 'Billing currency of the card (USD)' }),
-  fundingAsset: Type.String({ description: 'The asset the card spends (USD-pegged, 1:1 with USD)' }),
+  fundingAsset: Type.String({ description: 'The asset the card spends: 1:1 with USD when USD-pegged, else at its operator rate (D35)' }),
   cardholderName: Nullable(Type.String()),
   cardMantissa: Type.String({ description: 'Last four digits of the card number' }),
   panFirst6: Type.String(),

@@ -3,7 +3,7 @@ export { authorizationRoutes, type AuthorizationRouteDeps } from './routes.ts';
 export {
   authorize, clear, reverse, refund, expireHolds, holdExpiryJob, listTransactions, queryTransaction, HOLD_EXPIRY_MS, HOLD_EXPIRY_BATCH,
   approveEverything, DECLINE_REASONS,
-  type AuthorizationDeps, type PartnerDecisionStage, type PartnerDecision, type DeclineReason,
+  type AssetRate, type AuthorizationDeps, type PartnerDecisionStage, type PartnerDecision, type DeclineReason,
 } from './service.ts';
 export { NetworkAuthenticator, type NetworkCaller } from './network-keys.ts';
 export type { TransactionView } from './schemas.ts';

@@ -18,6 +18,7 @@ import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
 import { parseJson } from '../../platform/http/json.ts';
 import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema.ts';
+import { Decimal } from 'decimal.js';
 import { CORPORATE_SCALE, fromDb, parseAmount, toDb, type Amount } from '../../platform/money.ts';
 import { findSpendCard, type SpendCard } from '../cards/index.ts';
 import { mailLowBalanceAlert } from '../funding/index.ts';
@@ -59,8 +60,17 @@ export interface PartnerDecisionStage {
 }
 export const approveEverything: PartnerDecisionStage = { decide: async () => ({ approved: true }) };
 
+/** D35: an asset's rate to USD (units per USD) as the managed-balance model keeps it; null when it has none. */
+export interface AssetRate {
+  usdPegged: boolean;
+  usdRate: string | null;
+  scale: number;
+}
+
 export interface AuthorizationDeps extends Pick<AppContext, 'db' | 'clock' | 'mailer'> {
   partnerDecision?: PartnerDecisionStage;
+  /** The funds seam of consumer cards: the current rate of a funding asset (refunds without the purchase they return). */
+  assetRate?: (q: Queryable, asset: string) => Promise<AssetRate | null>;
 }
 
 const now = (deps: AuthorizationDeps) => new Date(deps.clock.now());
@@ -192,9 +202,9 @@ async function declineAfterHold(deps: AuthorizationDeps, transId: string, reason
     // A concurrent copy of the message already applied a decision (or the hold was settled meanwhile).
     if (auth.status !== 'PENDING' || fromDb(auth.holdAmount).isZero()) return view(await transactionJson(q, transId));
     const at = now(deps);
-    await releaseHold(q, auth, fromDb(auth.holdAmount), 'PARTNER_DECLINE', at, true);
+    const released = await releaseHold(q, auth, fromDb(auth.holdAmount), 'PARTNER_DECLINE', at, true);
     return view(await updateAuthorization(q, {
-      transId, status: 'DECLINED', holdAmount: '0.00', now: at, eventId: newId('ev'), declineReason: reason, declineDetail: detail,
+      transId, status: 'DECLINED', holdAmount: '0.00', now: at, eventId: newId('ev'), declineReason: reason, declineDetail: detail, fundsHold: released.fundsHold,
     }));
   });
 }
@@ -234,17 +244,42 @@ async function lockForSettlement(q: Queryable, ref: AuthorizationRef): Promise<T
   return auth;
 }
 
-/** Moves `amount` of the hold back to free (reversal, expiry, partner decline) and gives the usage back (D32). */
-async function releaseHold(q: Queryable, auth: TransactionRow, amount: Amount, kind: string, at: Date, releasesCount: boolean): Promise<string> {
+/** What an authorization still holds in its funds account's currency (D35: a rated asset; otherwise the billing amount). */
+function fundsHoldOf(auth: TransactionRow): Amount {
+  if (auth.fundsRate === null) return fromDb(auth.holdAmount);
+  invariant(auth.fundsHold !== null && auth.fundsScale !== null, `rated authorization ${auth.transId} keeps its hold in the asset`);
+  return fromDb(auth.fundsHold);
+}
+
+/** A billing amount in a rated asset (units per billing unit), at the asset's scale: up for what the user pays, down for what is returned. */
+function atRate(billing: Amount, rate: string, scale: number, rounding: 'UP' | 'DOWN'): Amount {
+  return billing.times(fromDb(rate)).toDecimalPlaces(scale, rounding === 'UP' ? Decimal.ROUND_UP : Decimal.ROUND_DOWN);
+}
+
+/**
+ * Moves `amount` (billing currency) of the hold back to free (reversal, expiry, partner decline)
+ * and gives the usage back (D32). With a rated asset the funds released are the same share of the
+ * asset hold, rounded down, and all of it when the billing hold reaches zero. Returns the posting
+ * (null when the share is below one unit of the asset) and the asset hold after, for the record.
+ */
+async function releaseHold(
+  q: Queryable, auth: TransactionRow, amount: Amount, kind: string, at: Date, releasesCount: boolean,
+): Promise<{ postingId: string | null; fundsHold: string | undefined }> {
   invariant(auth.fundsAccountId !== null, `authorization ${auth.transId} has a funds account`);
-  invariant(amount.gt(0) && amount.lte(fromDb(auth.holdAmount)), `release of ${auth.transId} within its hold`);
+  const hold = fromDb(auth.holdAmount);
+  invariant(amount.gt(0) && amount.lte(hold), `release of ${auth.transId} within its hold`);
+  const fundsHold = fundsHoldOf(auth);
+  const funds = auth.fundsRate === null || amount.eq(hold)
+    ? (auth.fundsRate === null ? amount : fundsHold)
+    : fundsHold.times(amount).dividedBy(hold).toDecimalPlaces(auth.fundsScale!, Decimal.ROUND_DOWN);
+  invariant(funds.gte(0) && funds.lte(fundsHold), `release of ${auth.transId} within its asset hold`);
   // Account row before usage rows: the lock order of card_authorize, so the two never deadlock.
-  const posting = await post(q, {
+  const posting = funds.isZero() ? null : await post(q, {
     partnerId: auth.partnerId,
     kind,
     entries: [
-      { accountId: auth.fundsAccountId, amount: amount.neg(), bucket: 'PENDING' },
-      { accountId: auth.fundsAccountId, amount, bucket: 'AVAILABLE' },
+      { accountId: auth.fundsAccountId, amount: funds.neg(), bucket: 'PENDING' },
+      { accountId: auth.fundsAccountId, amount: funds, bucket: 'AVAILABLE' },
     ],
     reference: auth.transId,
     createTime: at,
@@ -258,7 +293,7 @@ async function releaseHold(q: Queryable, auth: TransactionRow, amount: Amount, k
     count: releasesCount ? 1 : 0,
     at: auth.createdAt,
   });
-  return posting.postingId;
+  return { postingId: posting?.postingId ?? null, fundsHold: auth.fundsRate === null ? undefined : toDb(fundsHold.minus(funds)) };
 }
 
 /** The network settlement account in the currency of the funds account the money moves from or to. */
@@ -287,15 +322,18 @@ export async function clear(deps: AuthorizationDeps, input: SettleInput): Promis
     }
     invariant(auth.fundsAccountId !== null, `approved authorization ${auth.transId} has a funds account`);
     const at = now(deps);
-    const hold = fromDb(auth.holdAmount);
+    // In the funds account's currency: the billing amounts, or a consumer card's rated asset at the
+    // authorization's rate (D35; the final amount rounded up like the hold).
+    const hold = fundsHoldOf(auth);
+    const finalFunds = auth.fundsRate === null ? final : atRate(final, auth.fundsRate, auth.fundsScale!, 'UP');
     const entries: EntryInput[] = [];
     if (hold.gt(0)) entries.push({ accountId: auth.fundsAccountId, amount: hold.neg(), bucket: 'PENDING' });
-    if (!hold.eq(final)) entries.push({ accountId: auth.fundsAccountId, amount: hold.minus(final), bucket: 'AVAILABLE' });
-    // A consumer card's funds are its user's asset (USD-pegged, 1:1 with the USD billing amount, D35):
-    // the settlement side is booked in the same asset so the posting balances per currency.
-    entries.push({ accountId: await settlementAccountFor(q, auth.partnerId, auth.fundsAccountId, at), amount: final, bucket: 'AVAILABLE' });
+    if (!hold.eq(finalFunds)) entries.push({ accountId: auth.fundsAccountId, amount: hold.minus(finalFunds), bucket: 'AVAILABLE' });
+    // A consumer card's funds are its user's asset: the settlement side is booked in the same asset
+    // so the posting balances per currency.
+    entries.push({ accountId: await settlementAccountFor(q, auth.partnerId, auth.fundsAccountId, at), amount: finalFunds, bucket: 'AVAILABLE' });
     const posting = await post(q, {
-      partnerId: auth.partnerId, kind: 'CLEARING', entries, forced: final.gt(hold), reference: auth.transId, createTime: at,
+      partnerId: auth.partnerId, kind: 'CLEARING', entries, forced: finalFunds.gt(hold), reference: auth.transId, createTime: at,
     });
     const postedTransactionId = newId('pt');
     const body = await insertSettlement(q, {
@@ -305,7 +343,9 @@ export async function clear(deps: AuthorizationDeps, input: SettleInput): Promis
       fundsAccountId: auth.fundsAccountId, outstandingTransactionId: auth.outstandingTransactionId, postedTransactionId,
       postingId: posting.postingId,
     }, newId('ev'));
-    await updateAuthorization(q, { transId: auth.transId, status: 'CLEARED', holdAmount: '0.00', postedTransactionId, now: at, eventId: newId('ev') });
+    await updateAuthorization(q, {
+      transId: auth.transId, status: 'CLEARED', holdAmount: '0.00', postedTransactionId, now: at, eventId: newId('ev'), fundsHold: auth.fundsRate === null ? undefined : '0',
+    });
     return body;
   });
 }
@@ -342,16 +382,17 @@ export async function reverse(deps: AuthorizationDeps, input: SettleInput): Prom
     }
     const at = now(deps);
     const remaining = hold.minus(amount);
-    const postingId = await releaseHold(q, auth, amount, 'REVERSAL', at, remaining.isZero());
+    const released = await releaseHold(q, auth, amount, 'REVERSAL', at, remaining.isZero());
     const body = await insertSettlement(q, {
       ...settlementBase(auth, input.source, messageId, at),
       messageType: 'REVERSAL', authType: 'REVERSAL', debitCreditIndicator: 'C',
       amount: amount.toFixed(CORPORATE_SCALE), currency: auth.billingCurrency, billingAmount: amount.toFixed(CORPORATE_SCALE), billingCurrency: auth.billingCurrency,
       fundsAccountId: auth.fundsAccountId!, outstandingTransactionId: auth.outstandingTransactionId, postedTransactionId: null,
-      postingId,
+      postingId: released.postingId,
     }, newId('ev'));
     await updateAuthorization(q, {
       transId: auth.transId, status: remaining.isZero() ? 'REVERSED' : 'PENDING', holdAmount: remaining.toFixed(CORPORATE_SCALE), now: at, eventId: newId('ev'),
+      fundsHold: released.fundsHold,
     });
     return body;
   });
@@ -386,12 +427,13 @@ export async function refund(deps: AuthorizationDeps, input: RefundInput): Promi
     }
     const at = now(deps);
     const fundsAccountId = await fundsAccountOf(q, card, billingCurrency, at);
+    const credited = await refundInFunds(deps, q, card, original, billingAmount);
     const posting = await post(q, {
       partnerId: card.partnerId,
       kind: 'REFUND',
       entries: [
-        { accountId: await settlementAccountFor(q, card.partnerId, fundsAccountId, at), amount: billingAmount.neg(), bucket: 'AVAILABLE' },
-        { accountId: fundsAccountId, amount: billingAmount, bucket: 'AVAILABLE' },
+        { accountId: await settlementAccountFor(q, card.partnerId, fundsAccountId, at), amount: credited.neg(), bucket: 'AVAILABLE' },
+        { accountId: fundsAccountId, amount: credited, bucket: 'AVAILABLE' },
       ],
       reference: original?.transId ?? null,
       createTime: at,
@@ -423,6 +465,20 @@ export async function refund(deps: AuthorizationDeps, input: RefundInput): Promi
       now: at,
     }, newId('ev'));
   });
+}
+
+/**
+ * What a refund credits in the card's funds currency: the billing amount, or for a consumer card
+ * funded by a rated asset (D35) the amount at the returned purchase's rate, else at the asset's
+ * current rate, rounded down. A rated asset that lost its rate refuses the refund (CURRENCY_NOT_ALLOWED).
+ */
+async function refundInFunds(deps: AuthorizationDeps, q: Queryable, card: SpendCard, original: TransactionRow | null, billing: Amount): Promise<Amount> {
+  if (card.balanceMode !== 'ASSET') return billing;
+  if (original?.fundsRate) return atRate(billing, original.fundsRate, original.fundsScale!, 'DOWN');
+  invariant(deps.assetRate !== undefined && card.fundingAsset !== null, 'consumer card refunds have the asset-rate seam');
+  const rate = await deps.assetRate(q, card.fundingAsset);
+  if (!rate || rate.usdRate === null) throw new ApiError('CURRENCY_NOT_ALLOWED', `Funding asset ${card.fundingAsset} has no rate to USD`);
+  return rate.usdPegged ? billing : atRate(billing, rate.usdRate, rate.scale, 'DOWN');
 }
 
 /**
@@ -471,8 +527,8 @@ export function holdExpiryJob(): JobDefinition<ExpiringHold> {
       const auth = await lockLeasedHold(q, hold.transId, lease.token);
       // Cleared or reversed since the claim, or the lease ran out and another worker has it.
       if (!auth) return 'LOST_LEASE';
-      await releaseHold(q, auth, fromDb(auth.holdAmount), 'HOLD_EXPIRY', lease.now, true);
-      await updateAuthorization(q, { transId: auth.transId, status: 'EXPIRED', holdAmount: '0.00', now: lease.now, eventId: newId('ev') });
+      const released = await releaseHold(q, auth, fromDb(auth.holdAmount), 'HOLD_EXPIRY', lease.now, true);
+      await updateAuthorization(q, { transId: auth.transId, status: 'EXPIRED', holdAmount: '0.00', now: lease.now, eventId: newId('ev'), fundsHold: released.fundsHold });
       return { result: 'EXPIRED', fields: { amount: auth.holdAmount, currency: auth.billingCurrency } };
     },
     fail: async (q, hold, failure) => {

@@ -67,6 +67,11 @@ export interface TransactionRow {
   billingCurrency: string;
   holdAmount: string;
   fundsAccountId: string | null;
+  /** D35: units of the funds account's asset per billing unit, when it is not the billing currency 1:1 (migration 087). */
+  fundsRate: string | null;
+  fundsScale: number | null;
+  /** With fundsRate: what is still held, in the asset. */
+  fundsHold: string | null;
   outstandingTransactionId: string | null;
   postedTransactionId: string | null;
   transactionTime: Date;
@@ -76,7 +81,8 @@ export interface TransactionRow {
 const ROW_COLUMNS = `trans_id AS "transId", partner_id AS "partnerId", card_id AS "cardId", organization_id AS "organizationId",
   subject_type AS "subjectType", subject_id AS "subjectId", message_type AS "messageType", status, channel,
   billing_amount::text AS "billingAmount", billing_currency AS "billingCurrency", hold_amount::text AS "holdAmount",
-  funds_account_id AS "fundsAccountId", outstanding_transaction_id AS "outstandingTransactionId",
+  funds_account_id AS "fundsAccountId", funds_rate::text AS "fundsRate", funds_scale AS "fundsScale", funds_hold::text AS "fundsHold",
+  outstanding_transaction_id AS "outstandingTransactionId",
   posted_transaction_id AS "postedTransactionId", transaction_time AS "transactionTime", created_at AS "createdAt"`;
 
 /** Serializes copies of one network message until the caller's transaction ends. */
@@ -151,7 +157,8 @@ export interface NewSettlement {
   fundsAccountId: string;
   outstandingTransactionId: string | null;
   postedTransactionId: string | null;
-  postingId: string;
+  /** Null when nothing moved (a reversal too small to move a unit of a rated asset). */
+  postingId: string | null;
   transactionTime: Date;
   now: Date;
 }
@@ -179,15 +186,18 @@ export async function updateAuthorization(
   u: {
     transId: string; status: TransactionStatus; holdAmount: string; postedTransactionId?: string | null; now: Date; eventId: string;
     declineReason?: string; declineDetail?: string | null;
+    /** With a rated funds asset: what is still held in the asset. */
+    fundsHold?: string;
   },
 ): Promise<string> {
   await q.query(
     `UPDATE card_transactions SET status = $2, hold_amount = $3::numeric,
+            funds_hold = CASE WHEN funds_rate IS NULL THEN NULL ELSE COALESCE($8::numeric, funds_hold) END,
             posted_transaction_id = COALESCE($4, posted_transaction_id), updated_at = $5,
             outstanding_transaction_id = CASE WHEN $2 = 'DECLINED' THEN NULL ELSE outstanding_transaction_id END,
             decline_reason = COALESCE($6, decline_reason), decline_detail = COALESCE($7, decline_detail)
       WHERE trans_id = $1 AND message_type = 'AUTHORIZATION'`,
-    [u.transId, u.status, u.holdAmount, u.postedTransactionId ?? null, u.now, u.declineReason ?? null, u.declineDetail ?? null],
+    [u.transId, u.status, u.holdAmount, u.postedTransactionId ?? null, u.now, u.declineReason ?? null, u.declineDetail ?? null, u.fundsHold ?? null],
   );
   return recordTransactionEvent(q, u.transId, u.eventId, u.now);
 }

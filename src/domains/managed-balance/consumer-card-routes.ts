@@ -22,8 +22,8 @@ export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
       auth: 'partner',
       tag: TAG,
       summary: 'Issue a consumer card to a user, charging the profile\'s fees (D35)',
-      description: 'Synchronous: the card is ACTIVE in the answer. `fundingAsset` (default USD) must be a USD-pegged asset: the card spends it 1:1 with its USD billing amount. '
-        + 'Fees of the profile are charged from the user\'s free balance in that asset: CARD_PRINTING_FEE (issuanceFee) and, for a PHYSICAL card, CARD_POSTAL_FEE (postalFee); '
+      description: 'Synchronous: the card is ACTIVE in the answer. The card bills in USD and spends `fundingAsset` (default USD): 1:1 when the asset is USD-pegged, else at the asset\'s operator rate (D35); an asset without a rate is ASSET_INVALID. '
+        + 'Fees of the profile (USD) are charged from the user\'s free balance in that asset, at its rate rounded up: CARD_PRINTING_FEE (issuanceFee) and, for a PHYSICAL card, CARD_POSTAL_FEE (postalFee); '
         + 'a fee above free refuses the apply with INSUFFICIENT_BALANCE and nothing is created. `mobile` and `email` (optional) are where verification codes go. '
         + 'Refused with CAPABILITY_FROZEN (data.errorCode CARD_FROZEN or ACCOUNT_FROZEN) when the user\'s card management is frozen. Retry safely with an Idempotency-Key header.',
       body: ConsumerApplyBody,

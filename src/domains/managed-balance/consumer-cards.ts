@@ -30,7 +30,8 @@ import {
   codeTimesSince, countFailedAttempt, findContact, insertCode, lockOpenCode, markCodeUsed, upsertContact,
 } from './consumer-cards-store.ts';
 import { insertMovement } from './movements-store.ts';
-import { activeAsset, ensureUser, findUser, findUsersByIds, restrictionsOf, type ManagedUserRow } from './users.ts';
+import { Decimal } from 'decimal.js';
+import { activeAsset, ensureUser, findAsset, findUser, findUsersByIds, restrictionsOf, type AssetRow, type ManagedUserRow } from './users.ts';
 
 export type ConsumerCardDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'mailer'>;
 
@@ -41,7 +42,7 @@ export const CODE_MAX_ATTEMPTS = 5;
 export const CODE_RESEND_INTERVAL_MS = 60 * 1000;
 export const CODE_MAX_PER_DAY = 10;
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** The consumer family bills in USD; a funding asset is spent 1:1 (D35), so it must be USD-pegged. */
+/** The consumer family bills in USD; a funding asset is spent 1:1 when USD-pegged, else at its operator rate (D35). */
 const DEFAULT_FUNDING_ASSET = 'USD';
 /** The service's income account of card fees (per partner and asset). */
 const CARD_FEE_OWNER = 'CARD_FEES';
@@ -60,9 +61,17 @@ async function assertUserCapability(q: Queryable, user: ManagedUserRow, blockers
   if (frozen) throw frozenRefusal(frozen);
 }
 
-/** One fee: free -> the service's fee income, recorded as the 2.4 movement of its type. */
-async function chargeFee(q: Queryable, card: ConsumerCard, user: ManagedUserRow, type: FeeType, amount: Amount, at: Date) {
-  invariant(amount.gt(0), `${type} of ${card.cardId} is positive`);
+/** A USD fee in the funding asset: 1:1 when pegged, else at the asset's rate rounded up to its scale (D35). */
+function feeInAsset(usd: Amount, asset: AssetRow): Amount {
+  if (asset.usdPegged) return usd;
+  invariant(asset.usdRate !== null, `funding asset ${asset.asset} has a rate`);
+  return usd.times(fromDb(asset.usdRate)).toDecimalPlaces(asset.scale, Decimal.ROUND_UP);
+}
+
+/** One fee (profile fees are USD): free -> the service's fee income, recorded as the 2.4 movement of its type. */
+async function chargeFee(q: Queryable, card: ConsumerCard, user: ManagedUserRow, asset: AssetRow, type: FeeType, usd: Amount, at: Date) {
+  invariant(usd.gt(0) && asset.asset === card.fundingAsset, `${type} of ${card.cardId} is positive, in its funding asset`);
+  const amount = feeInAsset(usd, asset);
   const account = await getOrCreateAccount(q, { partnerId: card.partnerId, ownerType: 'MANAGED_USER', ownerId: user.userId, currency: card.fundingAsset }, at);
   const income = await getOrCreateAccount(q, { partnerId: card.partnerId, ownerType: 'FEE_INCOME', ownerId: CARD_FEE_OWNER, currency: card.fundingAsset }, at);
   const movementId = newId('am');
@@ -109,8 +118,8 @@ export async function applyConsumerCard(deps: ConsumerCardDeps, partnerId: strin
   const at = now(deps);
   return deps.db.tx(async (q) => {
     const asset = await activeAsset(q, input.fundingAsset ?? DEFAULT_FUNDING_ASSET, 'fundingAsset');
-    if (!asset.usdPegged) {
-      throw new ApiError('ASSET_INVALID', `fundingAsset: ${asset.asset} is not USD-pegged; cards spend USD-pegged assets 1:1 (D35)`, {
+    if (asset.usdRate === null) {
+      throw new ApiError('ASSET_INVALID', `fundingAsset: ${asset.asset} has no rate to USD; a card spends USD at the asset's operator rate (D35)`, {
         data: { errorCode: 'ASSET_INVALID', errorMsg: 'fundingAsset' },
       });
     }
@@ -125,9 +134,9 @@ export async function applyConsumerCard(deps: ConsumerCardDeps, partnerId: strin
     });
     const fees = [];
     const printing = fromDb(profile.issuanceFee);
-    if (printing.gt(0)) fees.push(await chargeFee(q, card, user, 'CARD_PRINTING_FEE', printing, at));
+    if (printing.gt(0)) fees.push(await chargeFee(q, card, user, asset, 'CARD_PRINTING_FEE', printing, at));
     const postal = fromDb(profile.postalFee);
-    if (card.cardForm === 'PHYSICAL' && postal.gt(0)) fees.push(await chargeFee(q, card, user, 'CARD_POSTAL_FEE', postal, at));
+    if (card.cardForm === 'PHYSICAL' && postal.gt(0)) fees.push(await chargeFee(q, card, user, asset, 'CARD_POSTAL_FEE', postal, at));
     const view = consumerCardView(card, user.externalUserId);
     await recordEvent(q, { partnerId, eventType: 'CARD_CREATED', businessId: card.cardId, data: { ...view, fees }, createTime: at });
     return { ...view, fees };
@@ -258,7 +267,14 @@ export async function blockUserCard(
     if (!(await useCode(deps, q, card.cardId, given, at))) return 'CODE_INVALID' as const;
     // The fee of the card's own profile, even if operators retired that profile since.
     const frozenFee = fromDb((await cardProfileOf(q, card)).frozenFee);
-    if (frozenFee.gt(0)) await chargeFee(q, card, user, 'CARD_VIP_FROZEN_FEE', frozenFee, at);
+    if (frozenFee.gt(0)) {
+      const asset = await findAsset(q, card.fundingAsset);
+      // An asset that lost its rate cannot price the fee: refused like an inactive asset.
+      if (!asset || asset.status !== 'ACTIVE' || asset.usdRate === null) {
+        throw new ApiError('ASSET_INVALID', `The card's funding asset ${card.fundingAsset} cannot be charged now`, { data: { errorCode: 'ASSET_INVALID', errorMsg: 'fundingAsset' } });
+      }
+      await chargeFee(q, card, user, asset, 'CARD_VIP_FROZEN_FEE', frozenFee, at);
+    }
     await changeConsumerCardStatus(q, card, 'ACTIVE', user.externalUserId, at);
     return 'DONE' as const;
   });

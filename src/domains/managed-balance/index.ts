@@ -3,7 +3,7 @@
  * assets, asset movements (credit, debit, fees, conversion), consumer cards, QR payments and the
  * push stream of /card/v1/ws. The public entry of the domain. See docs/managed-balance.md.
  */
-export { activeAsset, ensureUser, findUser, listAssets, restrictionsOf, type AssetRow, type ManagedUserRow } from './users.ts';
+export { activeAsset, ensureUser, findAsset, findUser, listAssets, restrictionsOf, type AssetRow, type ManagedUserRow } from './users.ts';
 export { userAssetRoutes } from './routes.ts';
 export { consumerCardRoutes } from './consumer-card-routes.ts';
 export { qrPaymentRoutes } from './qr-payment-routes.ts';

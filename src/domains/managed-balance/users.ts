@@ -32,6 +32,11 @@ export async function activeAsset(q: Queryable, asset: string, field = 'asset'):
   return row;
 }
 
+/** An asset in any status, or null. */
+export async function findAsset(q: Queryable, asset: string): Promise<AssetRow | null> {
+  return findAssetRow(q, asset);
+}
+
 export async function listAssets(q: Queryable): Promise<AssetRow[]> {
   return listAssetRows(q);
 }

@@ -352,7 +352,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   // D39: the push stream of the managed-balance model (docs/push.md). Authenticated before the
   // upgrade, like any partner call: the four 5.2 values as headers or, for browsers, as query
   // parameters of the same names, signed over an empty payload. A refusal is a normal JSON answer.
-  const pushHub = new PushHub(ctx);
+  const pushHub = new PushHub(ctx, (err) => app.log.warn({ err }, 'push stream read failed; reading again at the next notification or poll'));
   app.addHook('onClose', async () => pushHub.close());
   await app.register(websocket, { options: { maxPayload: 4096 } });
   const pushHook = countingFailures(authFailureLimit, 'authFailures', async (req: FastifyRequest) => {

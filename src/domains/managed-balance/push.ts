@@ -62,7 +62,8 @@ export class PushHub {
   private running = false;
   private again = false;
 
-  constructor(private readonly deps: PushDeps) {}
+  /** `onReadError`: a failed read of the stream (logged by the caller); the next notification or poll reads again. */
+  constructor(private readonly deps: PushDeps, private readonly onReadError: (err: unknown) => void = () => {}) {}
 
   get connections(): number {
     return this.clients.size;
@@ -106,8 +107,10 @@ export class PushHub {
         if (rows.length > 0) this.head = BigInt(rows[rows.length - 1].pushSeq);
         if (rows.length < BATCH && s.sequenced < SEQUENCE_BATCH) return;
       }
-    } catch {
-      // The database is unreachable or the service is closing: the next poll tries again.
+    } catch (err) {
+      // The database is unreachable or the service is closing: nothing was sent past what was read;
+      // the next notification or poll reads again from the same head.
+      this.onReadError(err);
     }
   }
 

@@ -1,8 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { CardServiceError, decimal, decimalText, type CardServiceClient, type UserBalance } from '../sdk/index.ts';
-import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { startService, type TestService } from './helpers/service.ts';
+import { closeWithCleanLedger, creditUser, newTranId, newUserId } from './helpers/managed.ts';
 import { expectCode } from './helpers/companies.ts';
 
 /**
@@ -29,17 +29,11 @@ describe('consumer cards (issue 11)', () => {
     });
     profileId = profile.cardProfileId;
   });
-  after(async () => {
-    const report = await svc.admin.call<{ ok: boolean; findings: unknown[] }>('GET', '/internal/admin/v1/ledger/audit');
-    assert.deepEqual(report.findings, [], 'the ledger audit is clean after the file');
-    await svc.close();
-    await closeTestDatabase();
-  });
+  after(() => closeWithCleanLedger(svc));
 
-  const uid = () => `user-${randomBytes(4).toString('hex')}`;
-  const tid = () => `tx-${randomBytes(6).toString('hex')}`;
-  const credit = (user: string, asset: string, amount: string, c = client) =>
-    c.userAssets.credit({ externalTranId: tid(), asset, amount: decimal(amount), externalUserId: user });
+  const uid = newUserId;
+  const tid = newTranId;
+  const credit = (user: string, asset: string, amount: string, c = client) => creditUser(c, user, asset, amount);
   const balanceOf = async (user: string, asset: string, c = client) => {
     const b = (await c.userAssets.balance(user)).find((x: UserBalance) => x.asset === asset);
     assert.ok(b, `balance object for ${asset}`);

@@ -2,7 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { decimal, decimalText, type CardServiceClient, type QrPayment, type UserBalance } from '../sdk/index.ts';
-import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { startService, type TestService } from './helpers/service.ts';
+import { closeWithCleanLedger, creditUser, newTranId, newUserId } from './helpers/managed.ts';
 import { expectCode } from './helpers/companies.ts';
 import { networkClient } from './helpers/authorization.ts';
 
@@ -21,17 +22,11 @@ describe('QR payments (issue 11)', () => {
     client = p.client;
     partnerId = p.partner.partnerId;
   });
-  after(async () => {
-    const report = await svc.admin.call<{ ok: boolean; findings: unknown[] }>('GET', '/internal/admin/v1/ledger/audit');
-    assert.deepEqual(report.findings, [], 'the ledger audit is clean after the file');
-    await svc.close();
-    await closeTestDatabase();
-  });
+  after(() => closeWithCleanLedger(svc));
 
-  const uid = () => `user-${randomBytes(4).toString('hex')}`;
-  const tid = () => `tx-${randomBytes(6).toString('hex')}`;
-  const credit = (user: string, asset: string, amount: string, c = client) =>
-    c.userAssets.credit({ externalTranId: tid(), asset, amount: decimal(amount), externalUserId: user });
+  const uid = newUserId;
+  const tid = newTranId;
+  const credit = (user: string, asset: string, amount: string, c = client) => creditUser(c, user, asset, amount);
   const balanceOf = async (user: string, asset: string) => {
     const b = (await client.userAssets.balance(user)).find((x: UserBalance) => x.asset === asset);
     return b ? { free: decimalText(b.free), freeze: decimalText(b.freeze), total: decimalText(b.total) } : null;

@@ -2,7 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { decimal, decimalText, type CardServiceClient, type UserBalance } from '../sdk/index.ts';
-import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { startService, type TestService } from './helpers/service.ts';
+import { closeWithCleanLedger, newTranId, newUserId } from './helpers/managed.ts';
 import { expectCode } from './helpers/companies.ts';
 
 /** Managed-balance user assets (4.3, 2.3, 2.4; D4, D20, D33, D35, D48), all through the signed API. */
@@ -16,15 +17,10 @@ describe('managed-balance user assets (issue 11)', () => {
     client = p.client;
     partnerId = p.partner.partnerId;
   });
-  after(async () => {
-    const report = await svc.admin.call<{ ok: boolean; findings: unknown[] }>('GET', '/internal/admin/v1/ledger/audit');
-    assert.deepEqual(report.findings, [], 'the ledger audit is clean after the file');
-    await svc.close();
-    await closeTestDatabase();
-  });
+  after(() => closeWithCleanLedger(svc));
 
-  const uid = () => `user-${randomBytes(4).toString('hex')}`;
-  const tid = () => `tx-${randomBytes(6).toString('hex')}`;
+  const uid = newUserId;
+  const tid = newTranId;
   const balanceOf = async (c: CardServiceClient, user: string, asset: string) => {
     const list = await c.userAssets.balance(user);
     const b = list.find((x: UserBalance) => x.asset === asset);

@@ -47,13 +47,13 @@ const unitsOf = (value: unknown): bigint => units(decimalText(value));
 // ---------------------------------------------------------------------------------------------
 // Assets of the runs: two USD-pegged with 18 decimals, one with 8 decimals at an operator rate.
 
-/** A test asset that is not USD-pegged: 1 USD buys 0.00002 of it (D35: operator-set rate). */
-const XBT = { asset: 'PXBT', scale: 8, usdRate: '0.00002' };
+/** A test asset that is not USD-pegged: 1 USD buys 0.0000213 of it (D35: operator-set rate; a cent is 0.000000213, below its 8 decimals). */
+const XBT = { asset: 'PXBT', scale: 8, usdRate: '0.0000213' };
 const ASSETS = ['USDT', 'USDC', XBT.asset] as const;
 type Asset = (typeof ASSETS)[number];
 const SCALE: Record<Asset, number> = { USDT: 18, USDC: 18, [XBT.asset]: XBT.scale } as Record<Asset, number>;
 /** Units of the asset one USD buys, as a fraction (numerator, denominator). */
-const RATE: Record<Asset, [bigint, bigint]> = { USDT: [1n, 1n], USDC: [1n, 1n], [XBT.asset]: [2n, 100_000n] } as Record<Asset, [bigint, bigint]>;
+const RATE: Record<Asset, [bigint, bigint]> = { USDT: [1n, 1n], USDC: [1n, 1n], [XBT.asset]: [213n, 10_000_000n] } as Record<Asset, [bigint, bigint]>;
 
 /** `amount` of `from` in `to`, rounded down to `to`'s scale (what movements.ts convert() does). */
 function converted(amount: bigint, from: Asset, to: Asset): bigint {
@@ -82,8 +82,17 @@ type Command =
   | { op: 'refund'; user: UserKey; cents: number }
   | { op: 'fee'; user: UserKey };
 
-/** Each user's consumer card spends one USD-pegged asset 1:1 (D35). */
-const CARD_ASSET: Record<UserKey, Asset> = { 0: 'USDT', 1: 'USDC' } as Record<UserKey, Asset>;
+/** Each user's consumer card spends one asset (D35): user 0 a USD-pegged one 1:1, user 1 the 8-decimal asset at its rate. */
+const CARD_ASSET: Record<UserKey, Asset> = { 0: 'USDT', 1: XBT.asset } as Record<UserKey, Asset>;
+
+/** USD (units of 10^-18) in a card's asset at its rate, to the asset's scale: up for holds, clearings and fees, down for refunds. */
+function inAsset(usd: bigint, a: Asset, up: boolean): bigint {
+  const [n, d] = RATE[a];
+  const unit = 10n ** BigInt(18 - SCALE[a]);
+  const q = (usd * n) / (d * unit);
+  const exact = (usd * n) % (d * unit) === 0n;
+  return (up && !exact ? q + 1n : q) * unit;
+}
 /** CARD_PRINTING_FEE of the fee profile, charged at apply. */
 const FEE = 150n * 10n ** 16n;
 const CENT = 10n ** 16n;
@@ -126,7 +135,10 @@ const fit = (u: bigint, a: Asset): bigint => {
 interface ModelAuth {
   transId: string;
   user: UserKey;
+  /** In USD, as the record keeps it. */
   hold: bigint;
+  /** In the card's asset. */
+  fundsHold: bigint;
   status: 'PENDING' | 'CLEARED' | 'REVERSED';
 }
 
@@ -261,7 +273,8 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
       }
       case 'authorize': {
         const amt = BigInt(cmd.cents) * CENT;
-        const approve = amt <= model.get(cmd.user, CARD_ASSET[cmd.user]);
+        const funds = inAsset(amt, CARD_ASSET[cmd.user], true);
+        const approve = funds <= model.get(cmd.user, CARD_ASSET[cmd.user]);
         const t = await client.sandbox.authorize({
           cardId: cards[cmd.user], amount: decimal(text(amt)), currency: 'USD', merchantName: 'Property shop', mcc: '5411', merchantCountry: 'SG', channel: 'POS',
         });
@@ -270,9 +283,9 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
           assert.equal(t.declineReason, 'INSUFFICIENT_BALANCE');
           return 'declined';
         }
-        model.add(cmd.user, CARD_ASSET[cmd.user], -amt);
-        model.hold(cmd.user, amt);
-        model.auths.push({ transId: t.transId, user: cmd.user, hold: amt, status: 'PENDING' });
+        model.add(cmd.user, CARD_ASSET[cmd.user], -funds);
+        model.hold(cmd.user, funds);
+        model.auths.push({ transId: t.transId, user: cmd.user, hold: amt, fundsHold: funds, status: 'PENDING' });
         return 'ok';
       }
       case 'clear': {
@@ -285,10 +298,11 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
         const r = await outcome(client.sandbox.clear({ transId: auth.transId, amount: decimal(text(final)) }));
         assert.equal(r.code, expected, `clearing ${text(final)} of ${auth.transId} (${auth.status}, hold ${text(auth.hold)})`);
         if (expected !== null) return r.code!;
-        // D33: the hold is released and the final amount posted, even above free.
-        model.add(auth.user, CARD_ASSET[auth.user], auth.hold - final);
-        model.hold(auth.user, -auth.hold);
+        // D33: the hold is released and the final amount posted (at the authorization's rate), even above free.
+        model.add(auth.user, CARD_ASSET[auth.user], auth.fundsHold - inAsset(final, CARD_ASSET[auth.user], true));
+        model.hold(auth.user, -auth.fundsHold);
         auth.hold = 0n;
+        auth.fundsHold = 0n;
         auth.status = 'CLEARED';
         return 'ok';
       }
@@ -301,8 +315,12 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
         const r = await outcome(client.sandbox.reverse({ transId: auth.transId, amount: decimal(text(sent)) }));
         assert.equal(r.code, expected, `reversal of ${text(sent)} of ${auth.transId} (${auth.status}, hold ${text(auth.hold)})`);
         if (expected !== null) return r.code!;
-        model.add(auth.user, CARD_ASSET[auth.user], sent);
-        model.hold(auth.user, -sent);
+        // The same share of the asset hold, rounded down; all of it with the last reversal.
+        const unit = 10n ** BigInt(18 - SCALE[CARD_ASSET[auth.user]]);
+        const released = sent === auth.hold ? auth.fundsHold : ((auth.fundsHold * sent) / auth.hold / unit) * unit;
+        model.add(auth.user, CARD_ASSET[auth.user], released);
+        model.hold(auth.user, -released);
+        auth.fundsHold -= released;
         auth.hold -= sent;
         if (auth.hold === 0n) auth.status = 'REVERSED';
         return 'ok';
@@ -311,17 +329,18 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
         const amt = BigInt(cmd.cents) * CENT;
         const t = await client.sandbox.refund({ cardId: cards[cmd.user], amount: decimal(text(amt)), currency: 'USD', merchantName: 'Property shop' });
         assert.equal(t.authType, 'REFUND');
-        model.add(cmd.user, CARD_ASSET[cmd.user], amt);
+        model.add(cmd.user, CARD_ASSET[cmd.user], inAsset(amt, CARD_ASSET[cmd.user], false));
         return 'ok';
       }
       case 'fee': {
         // A second card from the fee profile: CARD_PRINTING_FEE from free, or nothing when free is short.
-        const expected = FEE > model.get(cmd.user, CARD_ASSET[cmd.user]) ? 'INSUFFICIENT_BALANCE' : null;
+        const fee = inAsset(FEE, CARD_ASSET[cmd.user], true);
+        const expected = fee > model.get(cmd.user, CARD_ASSET[cmd.user]) ? 'INSUFFICIENT_BALANCE' : null;
         const r = await outcome(client.consumerCards.apply({ externalUserId, cardProfileId: feeProfileId, cardholderName: 'Prop Test', fundingAsset: CARD_ASSET[cmd.user] }));
         assert.equal(r.code, expected, `apply with a fee of ${text(FEE)}`);
         if (r.value) {
-          assert.deepEqual(r.value.fees.map((f) => [f.type, unitsOf(f.amount)]), [['CARD_PRINTING_FEE', FEE]]);
-          model.add(cmd.user, CARD_ASSET[cmd.user], -FEE);
+          assert.deepEqual(r.value.fees.map((f) => [f.type, unitsOf(f.amount)]), [['CARD_PRINTING_FEE', fee]]);
+          model.add(cmd.user, CARD_ASSET[cmd.user], -fee);
         }
         return r.code ?? 'ok';
       }

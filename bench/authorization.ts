@@ -403,6 +403,14 @@ export async function forwardingScenario(): Promise<boolean> {
     service = await startService('postgres', 18285, { DATABASE_URL: pgUrl, DATA_DIR: dataDir });
     console.log(`setting up ${COMPANIES} companies x ${CARDS_PER_COMPANY} funded cards ...`);
     const world = await buildWorld(service);
+    if (process.env.BENCH_API_ONLY === '1') {
+      const first = service;
+      first.child.kill('SIGTERM');
+      await new Promise((r) => first.child.once('exit', r));
+      const apiOnly = await startService('postgres', 18285, { DATABASE_URL: pgUrl, DATA_DIR: dataDir, WORKERS: 'false' });
+      first.child = apiOnly.child;
+      await apiOnly.db?.end();
+    }
     partner = await localPartner((await world.client.partner.servicePublicKey()).publicKey);
     const setForwarding = async (on: boolean) => {
       await world.admin.updatePartner(world.partnerId, on ? { authUrl: partner!.url, externalPublicKey: partner!.publicKey } : { authUrl: null });

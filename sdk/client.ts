@@ -162,7 +162,8 @@ export class SignedHttpClient {
   readonly baseUrl: string;
   readonly apiKey: string;
   private readonly secretKey: string;
-  private readonly now: () => number;
+  /** The clock of X-DAPI-TIMESTAMP (the `now` option, else Date.now). */
+  readonly now: () => number;
   readonly timeoutMs: number;
   readonly maxRetries: number;
   private readonly retryBaseDelayMs: number;

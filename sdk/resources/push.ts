@@ -61,7 +61,7 @@ export class PushResource {
       if (last !== null) query.set('since', String(last));
       if (options.externalUserId !== undefined) query.set('externalUserId', options.externalUserId);
       const url = `${this.http.baseUrl.replace(/^http/, 'ws')}/card/v1/ws${query.size ? `?${query}` : ''}`;
-      const timestamp = String(Date.now());
+      const timestamp = String(this.http.now());
       const nonce = String(randomInt(10000, 100000));
       const ws = new WebSocket(url, {
         headers: {

@@ -58,6 +58,16 @@ export function amount(value: string | number): Amount {
   return new ExactDecimal(value);
 }
 
+/**
+ * `value` times `rate` (units of the target per unit of `value`), cut to `scale` decimals: UP for
+ * what a payer owes (holds, clearings, fees), DOWN for what is given back or received (releases,
+ * refunds, conversions). Asset conversions of D35 all go through here.
+ */
+export function atRate(value: Amount, rate: Amount | string, scale: number, rounding: 'UP' | 'DOWN'): Amount {
+  const r = typeof rate === 'string' ? fromDb(rate) : rate;
+  return value.times(r).toDecimalPlaces(scale, rounding === 'UP' ? ExactDecimal.ROUND_UP : ExactDecimal.ROUND_DOWN);
+}
+
 /** For SQL parameters: exact, no exponent, no trailing zeros. */
 export function toDb(value: Amount): string {
   return value.toFixed();

@@ -19,7 +19,7 @@ import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
 import { parseJson } from '../../platform/http/json.ts';
 import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema.ts';
 import { Decimal } from 'decimal.js';
-import { CORPORATE_SCALE, fromDb, parseAmount, toDb, type Amount } from '../../platform/money.ts';
+import { atRate, CORPORATE_SCALE, fromDb, parseAmount, toDb, type Amount } from '../../platform/money.ts';
 import { findSpendCard, type SpendCard } from '../cards/index.ts';
 import { mailLowBalanceAlert } from '../funding/index.ts';
 import type { AppContext } from '../../platform/context.ts';
@@ -251,11 +251,6 @@ function fundsHoldOf(auth: TransactionRow): Amount {
   return fromDb(auth.fundsHold);
 }
 
-/** A billing amount in a rated asset (units per billing unit), at the asset's scale: up for what the user pays, down for what is returned. */
-function atRate(billing: Amount, rate: string, scale: number, rounding: 'UP' | 'DOWN'): Amount {
-  return billing.times(fromDb(rate)).toDecimalPlaces(scale, rounding === 'UP' ? Decimal.ROUND_UP : Decimal.ROUND_DOWN);
-}
-
 /**
  * Moves `amount` (billing currency) of the hold back to free (reversal, expiry, partner decline)
  * and gives the usage back (D32). With a rated asset the funds released are the same share of the
@@ -264,13 +259,13 @@ function atRate(billing: Amount, rate: string, scale: number, rounding: 'UP' | '
  */
 async function releaseHold(
   q: Queryable, auth: TransactionRow, amount: Amount, kind: string, at: Date, releasesCount: boolean,
-): Promise<{ postingId: string | null; fundsHold: string | undefined }> {
+): Promise<{ postingId: string | null; fundsHold: string }> {
   invariant(auth.fundsAccountId !== null, `authorization ${auth.transId} has a funds account`);
   const hold = fromDb(auth.holdAmount);
   invariant(amount.gt(0) && amount.lte(hold), `release of ${auth.transId} within its hold`);
   const fundsHold = fundsHoldOf(auth);
-  const funds = auth.fundsRate === null || amount.eq(hold)
-    ? (auth.fundsRate === null ? amount : fundsHold)
+  const funds = auth.fundsRate === null ? amount
+    : amount.eq(hold) ? fundsHold
     : fundsHold.times(amount).dividedBy(hold).toDecimalPlaces(auth.fundsScale!, Decimal.ROUND_DOWN);
   invariant(funds.gte(0) && funds.lte(fundsHold), `release of ${auth.transId} within its asset hold`);
   // Account row before usage rows: the lock order of card_authorize, so the two never deadlock.
@@ -293,7 +288,8 @@ async function releaseHold(
     count: releasesCount ? 1 : 0,
     at: auth.createdAt,
   });
-  return { postingId: posting?.postingId ?? null, fundsHold: auth.fundsRate === null ? undefined : toDb(fundsHold.minus(funds)) };
+  // The asset hold after (updateAuthorization ignores it for an authorization without a rate).
+  return { postingId: posting?.postingId ?? null, fundsHold: toDb(fundsHold.minus(funds)) };
 }
 
 /** The network settlement account in the currency of the funds account the money moves from or to. */
@@ -344,7 +340,7 @@ export async function clear(deps: AuthorizationDeps, input: SettleInput): Promis
       postingId: posting.postingId,
     }, newId('ev'));
     await updateAuthorization(q, {
-      transId: auth.transId, status: 'CLEARED', holdAmount: '0.00', postedTransactionId, now: at, eventId: newId('ev'), fundsHold: auth.fundsRate === null ? undefined : '0',
+      transId: auth.transId, status: 'CLEARED', holdAmount: '0.00', postedTransactionId, now: at, eventId: newId('ev'), fundsHold: '0',
     });
     return body;
   });

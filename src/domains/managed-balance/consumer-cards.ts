@@ -17,7 +17,7 @@ import { constantTimeEqual, newId } from '../../platform/crypto/secrets.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
 import { pageOf, type Paging } from '../../platform/http/schema.ts';
-import { fromDb, toDb, toWire, type Amount } from '../../platform/money.ts';
+import { atRate, fromDb, toDb, toWire, type Amount } from '../../platform/money.ts';
 import { listTransactions, queryTransaction, type TransactionView } from '../authorization/index.ts';
 import {
   cardProfileOf, changeConsumerCardStatus, consumerCardView, consumerProfile, ensureCardsReady, findConsumerCard, issueConsumerCard, listConsumerCards,
@@ -30,7 +30,6 @@ import {
   codeTimesSince, countFailedAttempt, findContact, insertCode, lockOpenCode, markCodeUsed, upsertContact,
 } from './consumer-cards-store.ts';
 import { insertMovement } from './movements-store.ts';
-import { Decimal } from 'decimal.js';
 import { activeAsset, ensureUser, findAsset, findUser, findUsersByIds, restrictionsOf, type AssetRow, type ManagedUserRow } from './users.ts';
 
 export type ConsumerCardDeps = Pick<AppContext, 'db' | 'clock' | 'config' | 'mailer'>;
@@ -65,7 +64,7 @@ async function assertUserCapability(q: Queryable, user: ManagedUserRow, blockers
 function feeInAsset(usd: Amount, asset: AssetRow): Amount {
   if (asset.usdPegged) return usd;
   invariant(asset.usdRate !== null, `funding asset ${asset.asset} has a rate`);
-  return usd.times(fromDb(asset.usdRate)).toDecimalPlaces(asset.scale, Decimal.ROUND_UP);
+  return atRate(usd, asset.usdRate, asset.scale, 'UP');
 }
 
 /** One fee (profile fees are USD): free -> the service's fee income, recorded as the 2.4 movement of its type. */

@@ -10,7 +10,7 @@ import type { AppContext } from '../../platform/context.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
 import { parseJson } from '../../platform/http/json.ts';
 import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema.ts';
-import { ASSET_MAX_SCALE, fromDb, parseAmount, toDb, toWire, type Amount } from '../../platform/money.ts';
+import { ASSET_MAX_SCALE, atRate, fromDb, parseAmount, toDb, toWire, type Amount } from '../../platform/money.ts';
 import { getOrCreateAccount, listAccountsOfOwner, post } from '../ledger/index.ts';
 import { CAPABILITY_BLOCKERS } from '../organizations/index.ts';
 import {
@@ -110,7 +110,7 @@ export async function convert(deps: MovementDeps, partnerId: string, input: Conv
       throw new ApiError('CONVERSION_NOT_AVAILABLE', `No conversion rate is set between ${from.asset} and ${to.asset}`);
     }
     const rate = fromDb(to.usdRate).div(fromDb(from.usdRate));
-    const counter = amount.times(rate).toDecimalPlaces(to.scale, Decimal.ROUND_DOWN);
+    const counter = atRate(amount, rate, to.scale, 'DOWN');
     if (counter.lte(0)) throw paramInvalid('amount', `too small to convert into ${to.asset}`);
     const at = now(deps);
     const user = await ensureUser(q, partnerId, input.externalUserId, at);

@@ -36,7 +36,7 @@ import type { AppContext } from './platform/context.ts';
 import { cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardLookup, cardRoutes } from './domains/cards/index.ts';
 import { customerAdminRoutes, customerRoutes, customerSubjects } from './domains/customers/index.ts';
 import { diagnosticsRoutes } from './domains/diagnostics/index.ts';
-import { eventRoutes } from './domains/events/index.ts';
+import { eventRoutes, wakeParkedEvents } from './domains/events/index.ts';
 import { fundingRoutes } from './domains/funding/index.ts';
 import { ledgerAdminRoutes } from './domains/ledger/index.ts';
 import {
@@ -83,7 +83,10 @@ export function allRoutes(
   serviceKeys = new ServiceKeys(ctx),
 ): RouteDef[] {
   const forwarder = new AuthUrlForwarder({ ...ctx, keys: serviceKeys });
-  return [...partnerRoutes({ ...ctx, partnerCache }), ...diagnosticsRoutes(ctx),
+  return [...partnerRoutes({
+    ...ctx, partnerCache,
+    onDeliverySettingsChanged: async (q, partnerId) => { await wakeParkedEvents(q, { partnerId, now: new Date(ctx.clock.now()) }); },
+  }), ...diagnosticsRoutes(ctx),
     ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes(ctx), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx), ...customerAdminRoutes(ctx), ...ledgerAdminRoutes(ctx),
     ...eventRoutes(ctx), ...velocityRoutes({ ...ctx, cards: cardLookup }), ...cardRoutes(ctx),
     ...authorizationRoutes({ ...ctx, partnerDecision: partnerDecision ?? forwarder, forwarder, serviceKeys, assetRate }),

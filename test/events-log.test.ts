@@ -148,26 +148,48 @@ describe('event log, redelivery and egress addresses (D38, D9, 5.5)', () => {
     assert.deepEqual(egress, { environment: 'sandbox', egressIps: EGRESS.split(',') });
   });
 
-  it('when the partner has no webhook_url, then attempts are NOT_CONFIGURED and retried; once set, the event is delivered', async () => {
+  it('when the partner has no webhook_url, then one NOT_CONFIGURED attempt parks the event; setting the URL delivers it at once', async () => {
     const { partner: bare, client: bareClient } = await svc.newPartner();
     const { eventId } = await recordTestEvent(svc, bare.partnerId);
+    const startedAt = svc.clock.now();
     await deliverDueEvents(svc.ctx);
     const first = await bareClient.events.eventDetail(eventId);
     assert.equal(first.status, 'PENDING');
+    assert.equal(first.attemptLog.length, 1);
     assert.equal(first.attemptLog[0].outcome, 'NOT_CONFIGURED');
     assert.match(first.lastError ?? '', /no webhook_url/);
+    // Parked until the end of its 24-hour window, not retried on the backoff schedule.
+    const parkedUntil = new Date(first.nextAttemptTime!).getTime() - 24 * 3_600_000;
+    assert.ok(parkedUntil >= startedAt && parkedUntil <= startedAt + 5_000, 'next attempt at the first attempt plus 24 hours');
+    svc.clock.advance(3_600_000);
+    await deliverDueEvents(svc.ctx);
+    assert.equal((await bareClient.events.eventDetail(eventId)).attemptLog.length, 1, 'no attempt while parked');
 
     const late = await WebhookReceiver.start();
     try {
       late.useCredentials(bare);
       await svc.admin.updatePartner(bare.partnerId, { webhookUrl: late.url });
-      svc.clock.advance(new Date(first.nextAttemptTime!).getTime() - svc.clock.now() + 1);
-      await deliverDueEvents(svc.ctx);
+      await deliverDueEvents(svc.ctx); // the settings change made it due: no clock advance
       assert.equal(late.requestsFor(eventId).length, 1);
       assert.equal(late.requestsFor(eventId)[0].signatureValid, true);
       assert.equal((await bareClient.events.eventDetail(eventId)).status, 'DELIVERED');
     } finally {
       await late.close();
     }
+  });
+
+  it('when the partner never sets a webhook_url, then its parked event is FAILED at the end of the window after its second attempt', async () => {
+    const { partner: bare, client: bareClient } = await svc.newPartner();
+    const { eventId } = await recordTestEvent(svc, bare.partnerId);
+    await deliverDueEvents(svc.ctx);
+    const parked = await bareClient.events.eventDetail(eventId);
+    svc.clock.advance(new Date(parked.nextAttemptTime!).getTime() - svc.clock.now());
+    await deliverDueEvents(svc.ctx);
+    const failed = await bareClient.events.eventDetail(eventId);
+    assert.equal(failed.status, 'FAILED');
+    assert.deepEqual(failed.attemptLog.map((a) => a.outcome), ['NOT_CONFIGURED', 'NOT_CONFIGURED']);
+    // An unrelated settings change does not wake anything; the event can still be resent.
+    await svc.admin.updatePartner(bare.partnerId, { name: 'renamed' });
+    assert.equal((await bareClient.events.eventDetail(eventId)).status, 'FAILED');
   });
 });

@@ -70,7 +70,12 @@ export function nextStateAfter(
   if (outcome === 'SUCCESS') return { status: 'DELIVERED' };
   // A test event (POST /open-api/webhook/v1/test) is attempted once: its answer is the point.
   if (event.eventType === TEST_EVENT_TYPE) return { status: 'FAILED' };
-  if (now.getTime() - new Date(event.deliveryStartedAt).getTime() >= RETRY_WINDOW_MS) return { status: 'FAILED' };
+  const windowEnd = new Date(event.deliveryStartedAt).getTime() + RETRY_WINDOW_MS;
+  if (now.getTime() >= windowEnd) return { status: 'FAILED' };
+  // Nothing can be delivered until the partner sets up delivery (no webhook_url, partner not ACTIVE,
+  // no credentials): the event waits for the end of its window instead of retrying on the backoff
+  // schedule, and a change of those settings makes it due at once (wakeParkedEvents).
+  if (outcome === 'NOT_CONFIGURED') return { status: 'PENDING', nextAttemptAt: new Date(windowEnd) };
   return { status: 'PENDING', nextAttemptAt: new Date(now.getTime() + retryDelayMs(event.deliveryAttempt, random)) };
 }
 

@@ -15,4 +15,4 @@ export {
   type DeliveryLog, type DeliveryResult, type DeliverySummary, type EventDeps,
 } from './delivery.ts';
 export { postWebhook, type AttemptOutcome, type PostOptions, type PostResult } from './webhook-http.ts';
-export type { EventStatus, LeasedEvent, WebhookTarget } from './store.ts';
+export { wakeParkedEvents, type EventStatus, type LeasedEvent, type WebhookTarget } from './store.ts';

@@ -197,6 +197,21 @@ export async function settleAttempts(q: Queryable, settlements: AttemptSettlemen
 }
 
 /**
+ * The partner's delivery settings changed (webhook_url, status, credentials): its PENDING events that
+ * wait for a later attempt (parked after NOT_CONFIGURED, or in backoff) are due now. An event whose
+ * attempt is in flight keeps its lease (never two attempts of one event at once).
+ */
+export async function wakeParkedEvents(q: Queryable, args: { partnerId: string; now: Date }): Promise<number> {
+  const rows = await q.query(
+    `UPDATE events SET next_attempt_at = $2
+      WHERE partner_id = $1 AND status = 'PENDING' AND lease_token IS NULL AND next_attempt_at > $2
+      RETURNING event_id`,
+    [args.partnerId, args.now],
+  );
+  return rows.length;
+}
+
+/**
  * After an unexpected failure of the worker (not an answer of the partner): the event is due again
  * at `retryAt`, or FAILED when `retryAt` is null (attempts exhausted); only while the lease holds.
  */

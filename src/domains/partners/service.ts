@@ -22,6 +22,11 @@ export interface PartnerDeps {
   clock: Clock;
   mailer: Mailer;
   partnerCache: PartnerCache;
+  /**
+   * Called in the same transaction when what webhook delivery needs changed (webhook_url, status,
+   * credentials): the composition root lets the events domain retry the partner's waiting events.
+   */
+  onDeliverySettingsChanged?: (q: Queryable, partnerId: string) => Promise<void>;
 }
 
 /** The settings a create or update carries: the update route's body without the partner id (sdk/contract/partners.ts). */
@@ -118,6 +123,9 @@ export async function updatePartner(deps: PartnerDeps, partnerId: string, input:
       secureCardIvMode: input.secureCardIvMode ?? current.secureCardIvMode,
       status: input.status ?? current.status,
     });
+    if (updated.webhookUrl !== current.webhookUrl || updated.status !== current.status) {
+      await deps.onDeliverySettingsChanged?.(q, partnerId);
+    }
     return partnerView(updated);
   }).finally(() => deps.partnerCache.clear());
 }
@@ -190,6 +198,7 @@ export async function extractCredentials(deps: PartnerDeps, extractSecretKey: st
     const secretKey = newSecretKey();
     await setPartnerCredentials(q, link.partnerId, apiKey, seal(deps.config.masterKey, secretKey, partnerSecretContext(link.partnerId)));
     await consumeCredentialLink(q, link.linkId, now);
+    await deps.onDeliverySettingsChanged?.(q, link.partnerId);
     const extractUrl = deps.config.publicBaseUrl + SECRET_EXTRACT_PATH;
     return {
       apiKey,

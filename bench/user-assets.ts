@@ -38,6 +38,7 @@ interface Sample {
   errors: number;
   serviceCpuMsPerRequest: number;
   postgresCpuMsPerRequest: number;
+  machineCpuMsPerRequest: number;
 }
 
 let sequence = 0;
@@ -76,6 +77,7 @@ async function loadCredits(service: Service, partner: Partner, durationS: number
     errors: result.errors,
     serviceCpuMsPerRequest: (cpuAfter.service - cpuBefore.service) / requests,
     postgresCpuMsPerRequest: (cpuAfter.postgres - cpuBefore.postgres) / requests,
+    machineCpuMsPerRequest: (cpuAfter.machine - cpuBefore.machine) / requests,
   };
 }
 
@@ -90,7 +92,7 @@ async function newPartner(service: Service): Promise<Partner> {
  * one of the 1,000 users, fresh ids) at the same 8 clients. Shows how much of the end-to-end gap to
  * TPC-B is the database work and how much the HTTP path sharing the same two cores.
  */
-function databaseCallAlone(dbName: string, partnerId: string, durationS: number, dir: string): { tps: number; postgresCpuMsPerTx: number } {
+function databaseCallAlone(dbName: string, partnerId: string, durationS: number, dir: string): { tps: number; postgresCpuMsPerTx: number; machineCpuMsPerTx: number } {
   const script = path.join(dir, 'user-asset-move.sql');
   writeFileSync(script, [
     '\\set u random(0, 999)',
@@ -103,7 +105,7 @@ function databaseCallAlone(dbName: string, partnerId: string, durationS: number,
 
 const line = (label: string, s: Sample) =>
   `${label.padEnd(26)} ${s.creditsPerS.toFixed(0).padStart(6)} credits/s  p50 ${String(s.p50).padStart(3)} ms  p99 ${String(s.p99).padStart(3)} ms  refused ${s.refused}  non-2xx ${s.non2xx}  errors ${s.errors}` +
-  `  cpu/request: service ${s.serviceCpuMsPerRequest.toFixed(2)} ms, postgres ${s.postgresCpuMsPerRequest.toFixed(2)} ms`;
+  `  cpu/request: service ${s.serviceCpuMsPerRequest.toFixed(2)} ms, postgres ${s.postgresCpuMsPerRequest.toFixed(2)} ms, machine ${s.machineCpuMsPerRequest.toFixed(2)} ms`;
 
 export async function userAssetScenario(): Promise<boolean> {
   const pgUrl = await freshDatabase('cardsvc_bench_assets');
@@ -118,6 +120,7 @@ export async function userAssetScenario(): Promise<boolean> {
     await loadCredits(pgService, partner, 3); // warm-up: creates the 1,000 users and their accounts
     const samples: Sample[] = [];
     const tps: number[] = [];
+    const tpsMachineCpu: number[] = [];
     const callAlone: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const s = await loadCredits(pgService, partner, DURATION_S);
@@ -125,10 +128,11 @@ export async function userAssetScenario(): Promise<boolean> {
       console.log(line(`round ${round} PostgreSQL`, s));
       const t = pgbenchTps(DURATION_S);
       tps.push(t.tps);
-      console.log(`round ${round} pgbench TPC-B          ${t.tps.toFixed(0).padStart(6)} tps  cpu/transaction: postgres ${t.postgresCpuMsPerTx.toFixed(2)} ms`);
+      tpsMachineCpu.push(t.machineCpuMsPerTx);
+      console.log(`round ${round} pgbench TPC-B          ${t.tps.toFixed(0).padStart(6)} tps  cpu/transaction: postgres ${t.postgresCpuMsPerTx.toFixed(2)} ms, machine ${t.machineCpuMsPerTx.toFixed(2)} ms`);
       const alone = databaseCallAlone('cardsvc_bench_assets', partner.partnerId, DURATION_S, dataDir);
       callAlone.push(alone.tps);
-      console.log(`round ${round} user_asset_move alone  ${alone.tps.toFixed(0).padStart(6)} calls/s  cpu/call: postgres ${alone.postgresCpuMsPerTx.toFixed(2)} ms  (pgbench, no HTTP)`);
+      console.log(`round ${round} user_asset_move alone  ${alone.tps.toFixed(0).padStart(6)} calls/s  cpu/call: postgres ${alone.postgresCpuMsPerTx.toFixed(2)} ms, machine ${alone.machineCpuMsPerTx.toFixed(2)} ms  (pgbench, no HTTP)`);
     }
     await stopService(pgService);
 
@@ -152,6 +156,10 @@ export async function userAssetScenario(): Promise<boolean> {
     console.log(`  pgbench TPC-B       ${pgTps.toFixed(0)} tps`);
     console.log(`  ratio               ${ratio.toFixed(2)} x pgbench TPC-B`);
     console.log(`  the booking call alone (pgbench, no HTTP): ${median(callAlone).toFixed(0)} calls/s = ${(median(callAlone) / pgTps).toFixed(2)} x TPC-B`);
+    const creditCpu = median(samples.map((s) => s.machineCpuMsPerRequest));
+    const tpcbCpu = median(tpsMachineCpu);
+    console.log(`  machine CPU (both cores, load generators included) per credit ${creditCpu.toFixed(2)} ms, per TPC-B transaction ` +
+      `${tpcbCpu.toFixed(2)} ms: cost ratio ${(tpcbCpu / creditCpu).toFixed(2)} (steadier than throughput on a shared machine)`);
     console.log(`  embedded (PGlite)   ${median(emb.map((s) => s.creditsPerS)).toFixed(0)} credits/s  p99 ${median(emb.map((s) => s.p99))} ms`);
     const ok = ratio >= 0.5 && p99 < 30 && samples.every((s) => s.refused === 0 && s.non2xx === 0 && s.errors === 0);
     console.log(`target credits/s >= 0.50 x pgbench TPC-B and p99 < 30 ms: ${ok ? 'MET' : 'NOT MET'}`);

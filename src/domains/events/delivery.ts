@@ -7,7 +7,7 @@ import type { Db, Queryable } from '../../platform/db/db.ts';
 import { runJobOnce, type JobDefinition, type JobLog, type JobOutcome, type Lease } from '../../platform/jobs.ts';
 import { partnersByIds, revealPartnerSecret, revealWebhookSecret, webhookSecretsOf } from '../partners/index.ts';
 import {
-  insertAttempts, leaseDue, leaseEventNow, markAbandonedAttempts, rescheduleLeasedEvent, settleAttempts,
+  insertAttempts, leaseDue, leaseEventNow, makeWaitingEventsDue, markAbandonedAttempts, rescheduleLeasedEvent, settleAttempts,
   type AttemptSettlement, type LeasedEvent, type NextState,
 } from './store.ts';
 import { postWebhook, type PostResult } from './webhook-http.ts';
@@ -77,6 +77,14 @@ export function nextStateAfter(
   // schedule, and a change of those settings makes it due at once (wakeParkedEvents).
   if (outcome === 'NOT_CONFIGURED') return { status: 'PENDING', nextAttemptAt: new Date(windowEnd) };
   return { status: 'PENDING', nextAttemptAt: new Date(now.getTime() + retryDelayMs(event.deliveryAttempt, random)) };
+}
+
+/**
+ * The partner's delivery settings changed (webhook_url, status, credentials): its waiting PENDING
+ * events are due now, in the caller's transaction. Answers how many.
+ */
+export function wakeParkedEvents(q: Queryable, args: { partnerId: string; now: Date }): Promise<number> {
+  return makeWaitingEventsDue(q, args);
 }
 
 /**

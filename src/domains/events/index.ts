@@ -10,9 +10,9 @@ export { eventRoutes } from './routes.ts';
 export { eventDetail, eventView, listEvents, resendEvent, webhookEgress, type ListEventsInput } from './service.ts';
 export {
   deliverDueEvents, deliverLeased, leaseDueEvents, leaseDurationMs, nextStateAfter, retryDelayMs, webhookBody, webhookDeliveryJob,
-  webhookHeaders, DELIVERY_BATCH_SIZE, FIRST_RETRY_DELAY_MS, LEASE_MARGIN_MS, MAX_RETRY_DELAY_MS,
+  wakeParkedEvents, webhookHeaders, DELIVERY_BATCH_SIZE, FIRST_RETRY_DELAY_MS, LEASE_MARGIN_MS, MAX_RETRY_DELAY_MS,
   RETRY_BACKOFF_FACTOR, RETRY_JITTER_RATIO, RETRY_WINDOW_MS, WEBHOOK_MAX_ATTEMPTS, WEBHOOK_POLL_INTERVAL_MS,
   type DeliveryLog, type DeliveryResult, type DeliverySummary, type EventDeps,
 } from './delivery.ts';
 export { postWebhook, type AttemptOutcome, type PostOptions, type PostResult } from './webhook-http.ts';
-export { wakeParkedEvents, type EventStatus, type LeasedEvent, type WebhookTarget } from './store.ts';
+export type { EventStatus, LeasedEvent, WebhookTarget } from './store.ts';

@@ -201,7 +201,7 @@ export async function settleAttempts(q: Queryable, settlements: AttemptSettlemen
  * wait for a later attempt (parked after NOT_CONFIGURED, or in backoff) are due now. An event whose
  * attempt is in flight keeps its lease (never two attempts of one event at once).
  */
-export async function wakeParkedEvents(q: Queryable, args: { partnerId: string; now: Date }): Promise<number> {
+export async function makeWaitingEventsDue(q: Queryable, args: { partnerId: string; now: Date }): Promise<number> {
   const rows = await q.query(
     `UPDATE events SET next_attempt_at = $2
       WHERE partner_id = $1 AND status = 'PENDING' AND lease_token IS NULL AND next_attempt_at > $2

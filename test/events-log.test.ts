@@ -178,6 +178,28 @@ describe('event log, redelivery and egress addresses (D38, D9, 5.5)', () => {
     }
   });
 
+  it('when a DISABLED partner with a webhook_url is enabled again, then its parked event goes out at once', async () => {
+    const { partner: paused, client: pausedClient } = await svc.newPartner();
+    const receiver = await WebhookReceiver.start();
+    try {
+      receiver.useCredentials(paused);
+      await svc.admin.updatePartner(paused.partnerId, { webhookUrl: receiver.url, status: 'DISABLED' });
+      const { eventId } = await recordTestEvent(svc, paused.partnerId);
+      await deliverDueEvents(svc.ctx);
+      assert.equal(receiver.requestsFor(eventId).length, 0);
+      const state = await eventState(svc.db, eventId);
+      assert.equal(state.status, 'PENDING');
+      assert.match(state.lastError ?? '', /disabled/);
+      assert.ok(new Date(state.nextAttemptAt!).getTime() > svc.clock.now() + 23 * 3_600_000, 'parked until the end of the window');
+      await svc.admin.updatePartner(paused.partnerId, { status: 'ACTIVE' });
+      await deliverDueEvents(svc.ctx);
+      assert.equal(receiver.requestsFor(eventId).length, 1);
+      assert.equal((await pausedClient.events.eventDetail(eventId)).status, 'DELIVERED');
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('when the partner never sets a webhook_url, then its parked event is FAILED at the end of the window after its second attempt', async () => {
     const { partner: bare, client: bareClient } = await svc.newPartner();
     const { eventId } = await recordTestEvent(svc, bare.partnerId);

@@ -220,14 +220,15 @@ function processCpuMs(pid: number, reaped = false): number {
 }
 
 /**
- * Busy CPU of the whole machine so far (/proc/stat: everything but idle and iowait, both cores), in
+ * Busy CPU of the whole machine so far (/proc/stat: everything but idle, iowait and steal; both cores), in
  * ms: the load generator, the kernel's loopback work and the partner process included. Per request,
  * it is what the machine pays for one request, steadier than throughput when neighbours share the host.
  */
 export function machineCpuMs(): number {
   try {
-    const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
-    return ((user + nice + system + irq + softirq + steal) * 1000) / CLOCK_TICKS_PER_S;
+    // Steal (the host ran someone else) is not this machine's work.
+    const [, user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    return ((user + nice + system + irq + softirq) * 1000) / CLOCK_TICKS_PER_S;
   } catch {
     return NaN;
   }

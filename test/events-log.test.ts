@@ -164,6 +164,9 @@ describe('event log, redelivery and egress addresses (D38, D9, 5.5)', () => {
     svc.clock.advance(3_600_000);
     await deliverDueEvents(svc.ctx);
     assert.equal((await bareClient.events.eventDetail(eventId)).attemptLog.length, 1, 'no attempt while parked');
+    await svc.admin.updatePartner(bare.partnerId, { name: 'renamed while parked' });
+    await deliverDueEvents(svc.ctx);
+    assert.equal((await bareClient.events.eventDetail(eventId)).attemptLog.length, 1, 'a change that does not touch delivery wakes nothing');
 
     const late = await WebhookReceiver.start();
     try {
@@ -210,8 +213,11 @@ describe('event log, redelivery and egress addresses (D38, D9, 5.5)', () => {
     const failed = await bareClient.events.eventDetail(eventId);
     assert.equal(failed.status, 'FAILED');
     assert.deepEqual(failed.attemptLog.map((a) => a.outcome), ['NOT_CONFIGURED', 'NOT_CONFIGURED']);
-    // An unrelated settings change does not wake anything; the event can still be resent.
-    await svc.admin.updatePartner(bare.partnerId, { name: 'renamed' });
-    assert.equal((await bareClient.events.eventDetail(eventId)).status, 'FAILED');
+    // Nothing is lost: the FAILED event can still be resent (and waits again while nothing can receive it).
+    assert.equal((await bareClient.events.resend(eventId)).status, 'PENDING');
+    await deliverDueEvents(svc.ctx);
+    const again = await bareClient.events.eventDetail(eventId);
+    assert.equal(again.status, 'PENDING');
+    assert.equal(again.attemptLog.length, 3);
   });
 });

@@ -130,6 +130,32 @@ describe('QR payments (issue 11)', () => {
     assert.equal(returns.total, 2);
   });
 
+  it('the settlement side is striped by user: payments of different users land on different rows, and each return goes back through its payment\'s row', async () => {
+    const { partner: own, client: ownClient } = await svc.newPartner();
+    const users = Array.from({ length: 12 }, () => uid());
+    const paid = [];
+    for (const user of users) {
+      await credit(user, 'USDT', '4.00', ownClient);
+      paid.push(await pay(user, '3.00', 'USDT', ownClient));
+    }
+    for (const p of paid.slice(0, 6)) await giveBack('REFUND', p.orderId, '3.00', ownClient);
+    const rows = await svc.db.query<{ ownerId: string; available: string; negative: boolean }>(
+      `SELECT owner_id AS "ownerId", available::text AS available, available < 0 AS negative FROM ledger_accounts
+        WHERE partner_id = $1 AND owner_type = 'CLEARING' AND currency = 'USDT' ORDER BY owner_id`,
+      [own.partnerId],
+    );
+    assert.ok(rows.length > 1, `12 users spread over more than one settlement row (got ${rows.length})`);
+    assert.ok(rows.every((r) => /^QR_SETTLEMENT_\d{2}$/.test(r.ownerId)), 'only QR settlement stripes');
+    // A return through another row than its payment's would leave some row negative.
+    assert.ok(rows.every((r) => !r.negative), `no stripe below zero: ${JSON.stringify(rows)}`);
+    const [owed] = await svc.db.query<{ total: string; exact: boolean }>(
+      `SELECT sum(available)::text AS total, sum(available) = 18 AS exact FROM ledger_accounts
+        WHERE partner_id = $1 AND owner_type = 'CLEARING' AND currency = 'USDT'`,
+      [own.partnerId],
+    );
+    assert.ok(owed.exact, `the stripes add up to the six payments not returned (18), got ${owed.total}`);
+  });
+
   it('bad input is refused with a clear code and books nothing', async () => {
     const user = uid();
     await credit(user, 'USDT', '5.00');

@@ -14,6 +14,7 @@
  *
  * See docs/qr-payments.md.
  */
+import { createHash } from 'node:crypto';
 import type { AppContext } from '../../platform/context.ts';
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Queryable } from '../../platform/db/db.ts';
@@ -33,8 +34,13 @@ export type QrDeps = Pick<AppContext, 'db' | 'clock'>;
 export type QrTransType = QrPaymentRow['transType'];
 export type QrView = Record<string, unknown> & { orderId: string };
 
-/** The partner's clearing account of QR payments in each asset (what it owes merchants' acquirers). */
+/**
+ * The partner's clearing accounts of QR payments in each asset (what it owes merchants' acquirers),
+ * striped by user like the credit contra accounts: payments of different users do not queue on one
+ * row, and a user's returns go back through the stripe its payment used.
+ */
 const QR_SETTLEMENT_OWNER = 'QR_SETTLEMENT';
+const QR_SETTLEMENT_STRIPES = 16;
 const AMOUNT_RULES = { maxScale: ASSET_MAX_SCALE, sign: 'positive' } as const;
 
 const now = (deps: QrDeps) => new Date(deps.clock.now());
@@ -95,8 +101,10 @@ export async function bookQrPayment(deps: QrDeps, m: QrMessage): Promise<QrView>
   }));
 }
 
-async function settlementAccount(q: Queryable, partnerId: string, asset: string, at: Date): Promise<string> {
-  return (await getOrCreateAccount(q, { partnerId, ownerType: 'CLEARING', ownerId: QR_SETTLEMENT_OWNER, currency: asset }, at)).accountId;
+async function settlementAccount(q: Queryable, partnerId: string, userId: string, asset: string, at: Date): Promise<string> {
+  const stripe = createHash('sha256').update(userId).digest().readUInt32BE(0) % QR_SETTLEMENT_STRIPES;
+  const ownerId = `${QR_SETTLEMENT_OWNER}_${String(stripe).padStart(2, '0')}`;
+  return (await getOrCreateAccount(q, { partnerId, ownerType: 'CLEARING', ownerId, currency: asset }, at)).accountId;
 }
 
 async function pay(q: Queryable, m: QrMessage, messageId: string, amount: Amount, at: Date): Promise<string> {
@@ -130,7 +138,7 @@ async function pay(q: Queryable, m: QrMessage, messageId: string, amount: Amount
     kind: 'QR_PAYMENT',
     entries: [
       { accountId: account.accountId, amount: amount.neg(), bucket: 'AVAILABLE' },
-      { accountId: await settlementAccount(q, partnerId, asset.asset, at), amount, bucket: 'AVAILABLE' },
+      { accountId: await settlementAccount(q, partnerId, user.userId, asset.asset, at), amount, bucket: 'AVAILABLE' },
     ],
     reference: record.orderId,
     createTime: at,
@@ -163,7 +171,7 @@ async function giveBack(q: Queryable, m: QrMessage, messageId: string, amount: A
     partnerId: payment.partnerId,
     kind: m.transType === 'REVERSAL' ? 'QR_REVERSAL' : 'QR_REFUND',
     entries: [
-      { accountId: await settlementAccount(q, payment.partnerId, payment.asset, at), amount: amount.neg(), bucket: 'AVAILABLE' },
+      { accountId: await settlementAccount(q, payment.partnerId, payment.userId, payment.asset, at), amount: amount.neg(), bucket: 'AVAILABLE' },
       { accountId: account.accountId, amount, bucket: 'AVAILABLE' },
     ],
     reference: orderId,

@@ -1,8 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CardServiceError, decimal, decimalText, type CardServiceClient, type UserBalance } from '../sdk/index.ts';
+import { CardServiceError, decimal, decimalText, type CardServiceClient } from '../sdk/index.ts';
 import { startService, type TestService } from './helpers/service.ts';
-import { closeWithCleanLedger, creditUser, newTranId, newUserId } from './helpers/managed.ts';
+import { balanceOf as userBalance, closeWithCleanLedger, creditUser, newTranId, newUserId } from './helpers/managed.ts';
 import { expectCode } from './helpers/companies.ts';
 
 /**
@@ -34,11 +34,7 @@ describe('consumer cards (issue 11)', () => {
   const uid = newUserId;
   const tid = newTranId;
   const credit = (user: string, asset: string, amount: string, c = client) => creditUser(c, user, asset, amount);
-  const balanceOf = async (user: string, asset: string, c = client) => {
-    const b = (await c.userAssets.balance(user)).find((x: UserBalance) => x.asset === asset);
-    assert.ok(b, `balance object for ${asset}`);
-    return { free: decimalText(b.free), freeze: decimalText(b.freeze), total: decimalText(b.total) };
-  };
+  const balanceOf = (user: string, asset: string, c = client) => userBalance(c, user, asset);
   const virtualCard = async (user: string, fundingAsset = 'USDT') =>
     client.consumerCards.apply({ externalUserId: user, cardProfileId: 'sbx-visa-consumer', cardholderName: 'Ada Lovelace', fundingAsset });
   const purchase = (cardId: string, amount: string) => client.sandbox.authorize({

@@ -1,9 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { decimal, decimalText, type CardServiceClient, type QrPayment, type UserBalance } from '../sdk/index.ts';
+import { decimal, decimalText, type CardServiceClient, type QrPayment } from '../sdk/index.ts';
 import { startService, type TestService } from './helpers/service.ts';
-import { closeWithCleanLedger, creditUser, newTranId, newUserId } from './helpers/managed.ts';
+import { balanceOf as userBalance, closeWithCleanLedger, creditUser, newTranId, newUserId } from './helpers/managed.ts';
 import { expectCode } from './helpers/companies.ts';
 import { networkClient } from './helpers/authorization.ts';
 
@@ -27,10 +27,7 @@ describe('QR payments (issue 11)', () => {
   const uid = newUserId;
   const tid = newTranId;
   const credit = (user: string, asset: string, amount: string, c = client) => creditUser(c, user, asset, amount);
-  const balanceOf = async (user: string, asset: string) => {
-    const b = (await client.userAssets.balance(user)).find((x: UserBalance) => x.asset === asset);
-    return b ? { free: decimalText(b.free), freeze: decimalText(b.freeze), total: decimalText(b.total) } : null;
-  };
+  const balanceOf = (user: string, asset: string) => userBalance(client, user, asset);
   const pay = (user: string, amount: string, asset = 'USDT', c = client) =>
     c.sandbox.simulateQrPayment({ transType: 'PAY', externalUserId: user, asset, amount: decimal(amount), merchantName: 'Noodle bar', merchantCountry: 'SG', mcc: '5812' });
   const giveBack = (transType: 'REFUND' | 'REFUND_PART' | 'REVERSAL', orderId: string, amount: string, c = client) =>
@@ -66,7 +63,7 @@ describe('QR payments (issue 11)', () => {
     assert.equal(decimalText(p.freeAfter!), '1.000000000000000001');
     const r = await giveBack('REFUND_PART', p.orderId, '0.000000000000000001');
     assert.equal(decimalText(r.freeAfter!), '1.000000000000000002');
-    assert.equal((await balanceOf(user, 'USDC'))!.free, '1.000000000000000002');
+    assert.equal((await balanceOf(user, 'USDC')).free, '1.000000000000000002');
   });
 
   it('declines (D47) are records that change nothing: INSUFFICIENT_BALANCE, CAPABILITY_FROZEN by PAYMENT_FROZEN and ACCOUNT_FROZEN', async () => {
@@ -225,8 +222,7 @@ describe('QR payments (issue 11)', () => {
     assert.equal(declined.declineReason, 'CAPABILITY_FROZEN');
     assert.equal(declined.declineDetail, 'PARTNER:DISABLED');
     await svc.admin.updatePartner(other.partner.partnerId, { status: 'ACTIVE' });
-    const b = (await other.client.userAssets.balance(user)).find((x: UserBalance) => x.asset === 'USDT')!;
-    assert.equal(decimalText(b.free), '5');
+    assert.equal((await userBalance(other.client, user, 'USDT')).free, '5');
   });
 
   it('another partner\'s QR records do not exist for a partner: detail, list and returns', async () => {

@@ -1,9 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { decimal, decimalText, type CardServiceClient, type UserBalance } from '../sdk/index.ts';
+import { decimal, decimalText, type CardServiceClient } from '../sdk/index.ts';
 import { startService, type TestService } from './helpers/service.ts';
-import { closeWithCleanLedger, newTranId, newUserId } from './helpers/managed.ts';
+import { balanceOf, closeWithCleanLedger, newTranId, newUserId } from './helpers/managed.ts';
 import { expectCode } from './helpers/companies.ts';
 
 /** Managed-balance user assets (4.3, 2.3, 2.4; D4, D20, D33, D35, D48), all through the signed API. */
@@ -21,12 +21,6 @@ describe('managed-balance user assets (issue 11)', () => {
 
   const uid = newUserId;
   const tid = newTranId;
-  const balanceOf = async (c: CardServiceClient, user: string, asset: string) => {
-    const list = await c.userAssets.balance(user);
-    const b = list.find((x: UserBalance) => x.asset === asset);
-    assert.ok(b, `balance object for ${asset}`);
-    return { free: decimalText(b.free), freeze: decimalText(b.freeze), total: decimalText(b.total) };
-  };
   const credit = (c: CardServiceClient, user: string, asset: string, amount: string, externalTranId = tid()) =>
     c.userAssets.credit({ externalTranId, asset, amount: decimal(amount), externalUserId: user });
 

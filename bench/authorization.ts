@@ -239,6 +239,12 @@ export function cpuTimes(service: Service): { service: number; postgres: number;
   return { service: service.child.pid ? processCpuMs(service.child.pid) : NaN, postgres: postgresCpuMs(), machine: machineCpuMs() };
 }
 
+/** The summary line comparing the machine CPU of one request with that of one TPC-B transaction. */
+export function costRatioLine(what: string, requestCpuMs: number, tpcbCpuMs: number): string {
+  return `  machine CPU (both cores, load generators included) per ${what} ${requestCpuMs.toFixed(2)} ms, per TPC-B transaction ` +
+    `${tpcbCpuMs.toFixed(2)} ms: cost ratio ${(tpcbCpuMs / requestCpuMs).toFixed(2)} (steadier than throughput on a shared machine)`;
+}
+
 export function pgbench(args: string[]): string {
   const r = spawnSync('pgbench', ['-h', '127.0.0.1', '-U', 'postgres', ...args], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`pgbench ${args.join(' ')} failed: ${r.stderr}`);
@@ -373,10 +379,7 @@ export async function authorizationScenario(): Promise<boolean> {
     console.log(`  pgbench TPC-B       ${pgTps.toFixed(0)} tps`);
     console.log(`  ratio               ${ratio.toFixed(2)} x pgbench TPC-B`);
     console.log(`  the decision call alone (pgbench, no HTTP): ${median(callAlone).toFixed(0)} calls/s = ${(median(callAlone) / pgTps).toFixed(2)} x TPC-B`);
-    const authCpu = median(auth.map((s) => s.machineCpuMsPerRequest));
-    const tpcbCpu = median(tpsMachineCpu);
-    console.log(`  machine CPU (both cores, load generators included) per approval ${authCpu.toFixed(2)} ms, per TPC-B transaction ` +
-      `${tpcbCpu.toFixed(2)} ms: cost ratio ${(tpcbCpu / authCpu).toFixed(2)} (steadier than throughput on a shared machine)`);
+    console.log(costRatioLine('approval', median(auth.map((s) => s.machineCpuMsPerRequest)), median(tpsMachineCpu)));
     console.log(`  embedded (PGlite)   ${median(emb.map((s) => s.approvalsPerS)).toFixed(0)} approvals/s  p99 ${median(emb.map((s) => s.p99))} ms`);
     const ok = ratio >= 0.4 && p99 < 50 && auth.every((s) => s.non2xx === 0 && s.errors === 0 && s.declined === 0);
     console.log(`target approvals/s >= 0.40 x pgbench TPC-B and p99 < 50 ms: ${ok ? 'MET' : 'NOT MET'}`);

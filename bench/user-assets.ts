@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { AdminClient } from '../sdk/index.ts';
-import { cpuTimes, freshDatabase, median, pgbench, pgbenchTps, startService, stopService, type Service } from './authorization.ts';
+import { costRatioLine, cpuTimes, freshDatabase, median, pgbench, pgbenchTps, startService, stopService, type Service } from './authorization.ts';
 import { signedHeaders } from './signing.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -156,10 +156,7 @@ export async function userAssetScenario(): Promise<boolean> {
     console.log(`  pgbench TPC-B       ${pgTps.toFixed(0)} tps`);
     console.log(`  ratio               ${ratio.toFixed(2)} x pgbench TPC-B`);
     console.log(`  the booking call alone (pgbench, no HTTP): ${median(callAlone).toFixed(0)} calls/s = ${(median(callAlone) / pgTps).toFixed(2)} x TPC-B`);
-    const creditCpu = median(samples.map((s) => s.machineCpuMsPerRequest));
-    const tpcbCpu = median(tpsMachineCpu);
-    console.log(`  machine CPU (both cores, load generators included) per credit ${creditCpu.toFixed(2)} ms, per TPC-B transaction ` +
-      `${tpcbCpu.toFixed(2)} ms: cost ratio ${(tpcbCpu / creditCpu).toFixed(2)} (steadier than throughput on a shared machine)`);
+    console.log(costRatioLine('credit', median(samples.map((s) => s.machineCpuMsPerRequest)), median(tpsMachineCpu)));
     console.log(`  embedded (PGlite)   ${median(emb.map((s) => s.creditsPerS)).toFixed(0)} credits/s  p99 ${median(emb.map((s) => s.p99))} ms`);
     const ok = ratio >= 0.5 && p99 < 30 && samples.every((s) => s.refused === 0 && s.non2xx === 0 && s.errors === 0);
     console.log(`target credits/s >= 0.50 x pgbench TPC-B and p99 < 30 ms: ${ok ? 'MET' : 'NOT MET'}`);

@@ -145,65 +145,54 @@ describe('ledger: double entry, derived balances, database-enforced invariants (
     });
   });
 
-  it('the database itself refuses unbalanced postings, direct balance edits, negative balances and rewrites of history', async () => {
+  it('the database itself refuses unbalanced postings, writes outside ledger_post, direct balance edits, negative balances and rewrites of history', async () => {
     let ids: Awaited<ReturnType<typeof accounts>>;
     await svc.db.tx(async (q) => {
       ids = await accounts(q);
       await post(q, { partnerId, kind: 'DEPOSIT', createTime: now(), entries: [entry(ids.pool, '5.00'), entry(ids.bank, '-5.00')] });
     });
-    const insertPosting = (q: Queryable, postingId: string, forced = false) => q.query(
-      `INSERT INTO ledger_postings (posting_id, partner_id, kind, forced, created_at) VALUES ($1, $2, 'TEST', $3, now())`, [postingId, partnerId, forced]);
-    const insertEntry = (q: Queryable, postingId: string, accountId: string, value: string, bucket = 'AVAILABLE') => q.query(
-      `INSERT INTO ledger_entries (posting_id, account_id, currency, bucket, amount, available_after, pending_after, account_version, created_at)
-       VALUES ($1, $2, 'USD', $3, $4::numeric, 0, 0, 0, now())`, [postingId, accountId, bucket, value]);
+    // ledger_post (migration 088) is the ledger's one writer; it checks every posting it is given.
+    const ledgerPost = (q: Queryable, postingId: string, entries: [accountId: string, value: string, bucket?: string, currency?: string][], forced = false) => q.query(
+      `SELECT * FROM ledger_post($1, $2, 'TEST', $3, NULL, NULL, now(), $4::text[], $5::text[], $6::text[], $7::text[]::numeric[])`,
+      [postingId, partnerId, forced, entries.map((e) => e[0]), entries.map((e) => e[3] ?? 'USD'), entries.map((e) => e[2] ?? 'AVAILABLE'), entries.map((e) => e[1])]);
 
-    // Sum of a posting's entries must be zero, checked after each statement that writes entries
-    // (migration 054): an entry written alone is refused at once.
-    const insertPair = (q: Queryable, postingId: string, first: [string, string], second: [string, string]) => q.query(
-      `INSERT INTO ledger_entries (posting_id, account_id, currency, bucket, amount, available_after, pending_after, account_version, created_at)
-       VALUES ($1, $2, 'USD', 'AVAILABLE', $3::numeric, 0, 0, 0, now()), ($1, $4, 'USD', 'AVAILABLE', $5::numeric, 0, 0, 0, now())`,
-      [postingId, first[0], first[1], second[0], second[1]]);
-    await expectDbRefusal(async (q) => {
-      await insertPosting(q, 'lp-test-unbalanced');
-      await insertPair(q, 'lp-test-unbalanced', [ids.pool.accountId, '1.00'], [ids.bank.accountId, '-0.50']);
-    }, /not balanced/);
-    // A posting without entries, or with one.
-    await expectDbRefusal((q) => insertPosting(q, 'lp-test-empty'), /fewer than two entries/);
-    // Balances change only through entries.
-    await expectDbRefusal((q) => q.query('UPDATE ledger_accounts SET available = available + 1 WHERE account_id = $1', [ids.pool.accountId]), /only through ledger entries/);
+    await expectDbRefusal((q) => ledgerPost(q, 'lp-test-unbalanced', [[ids.pool.accountId, '1.00'], [ids.bank.accountId, '-0.50']]), /not balanced/);
+    await expectDbRefusal((q) => ledgerPost(q, 'lp-test-alone', [[ids.pool.accountId, '1.00']]), /fewer than two entries/);
+    await expectDbRefusal((q) => ledgerPost(q, 'lp-test-empty', []), /fewer than two entries/);
     // A pool cannot go below zero without a forced posting; pending never below zero.
+    await expectDbRefusal((q) => ledgerPost(q, 'lp-test-overdraw', [[ids.pool.accountId, '-6.00'], [ids.bank.accountId, '6.00']]), /below zero/);
+    await expectDbRefusal((q) => ledgerPost(q, 'lp-test-pending', [[ids.pool.accountId, '-1.00', 'PENDING'], [ids.pool.accountId, '1.00']]), /pending|check/);
+    // An entry's currency must be its account's; accounts must exist.
+    await expectDbRefusal((q) => ledgerPost(q, 'lp-test-currency', [[ids.pool.accountId, '1.00', 'AVAILABLE', 'HKD'], [ids.bank.accountId, '-1.00', 'AVAILABLE', 'HKD']]), /currency/);
+    await expectDbRefusal((q) => ledgerPost(q, 'lp-test-missing', [['la-does-not-exist', '1.00'], [ids.bank.accountId, '-1.00']]), /does not exist/);
+
+    // Writes that bypass ledger_post are refused, also a balanced pair written directly.
+    await expectDbRefusal((q) => q.query(
+      `INSERT INTO ledger_postings (posting_id, partner_id, kind, forced, created_at) VALUES ('lp-test-direct', $1, 'TEST', false, now())`, [partnerId]),
+    /written only by ledger_post/);
     await expectDbRefusal(async (q) => {
-      await insertPosting(q, 'lp-test-overdraw');
-      await insertEntry(q, 'lp-test-overdraw', ids.pool.accountId, '-6.00');
-      await insertEntry(q, 'lp-test-overdraw', ids.bank.accountId, '6.00');
-    }, /below zero/);
-    await expectDbRefusal(async (q) => {
-      await insertPosting(q, 'lp-test-pending');
-      await insertEntry(q, 'lp-test-pending', ids.pool.accountId, '-1.00', 'PENDING');
-      await insertEntry(q, 'lp-test-pending', ids.pool.accountId, '1.00');
-    }, /pending|check/);
+      await ledgerPost(q, 'lp-test-extra', [[ids.pool.accountId, '1.00'], [ids.bank.accountId, '-1.00']]);
+      await q.query(
+        `INSERT INTO ledger_entries (posting_id, account_id, currency, bucket, amount, available_after, pending_after, account_version, created_at)
+         VALUES ('lp-test-extra', $1, 'USD', 'AVAILABLE', 1, 0, 0, 0, now()), ('lp-test-extra', $2, 'USD', 'AVAILABLE', -1, 0, 0, 0, now())`,
+        [ids.pool.accountId, ids.bank.accountId]);
+    }, /written only by ledger_post/);
+    // Balances change only through entries; accounts stay.
+    await expectDbRefusal((q) => q.query('UPDATE ledger_accounts SET available = available + 1 WHERE account_id = $1', [ids.pool.accountId]), /only through ledger entries/);
+    await expectDbRefusal((q) => q.query(`UPDATE ledger_accounts SET currency = 'HKD' WHERE account_id = $1`, [ids.pool.accountId]), /immutable/);
+    await expectDbRefusal((q) => q.query('DELETE FROM ledger_accounts WHERE account_id = $1', [ids.pool.accountId]), /never deleted/);
     // History is append-only.
     await expectDbRefusal((q) => q.query('UPDATE ledger_entries SET amount = 1000 WHERE account_id = $1', [ids.pool.accountId]), /append-only/);
     await expectDbRefusal((q) => q.query('DELETE FROM ledger_entries WHERE account_id = $1', [ids.pool.accountId]), /append-only/);
     await expectDbRefusal((q) => q.query(`UPDATE ledger_postings SET kind = 'X' WHERE partner_id = $1`, [partnerId]), /append-only/);
-    // An entry's currency must be its account's.
-    await expectDbRefusal(async (q) => {
-      await insertPosting(q, 'lp-test-currency');
-      await q.query(`INSERT INTO ledger_entries (posting_id, account_id, currency, bucket, amount, available_after, pending_after, account_version, created_at)
-                     VALUES ('lp-test-currency', $1, 'HKD', 'AVAILABLE', 1, 0, 0, 0, now())`, [ids.pool.accountId]);
-    }, /currency/);
 
-    await expectDbRefusal(async (q) => {
-      await insertPosting(q, 'lp-test-alone');
-      await insertEntry(q, 'lp-test-alone', ids.pool.accountId, '1.00');
-    }, /fewer than two entries/);
-    // A balanced posting written directly (its entries in one statement) is applied by the
-    // database: the trigger keeps balances derived.
-    await svc.db.tx(async (q) => {
-      await insertPosting(q, 'lp-test-direct');
-      await insertPair(q, 'lp-test-direct', [ids.pool.accountId, '2.00'], [ids.bank.accountId, '-2.00']);
-    });
-    assert.equal((await getBalance(svc.db, ids!.pool.accountId)).available.toFixed(2), '7.00');
+    // A balanced posting through ledger_post is applied, entry by entry, with the balances after each.
+    const bankBefore = (await getBalance(svc.db, ids!.bank.accountId)).available;
+    const rows = await svc.db.tx((q) => ledgerPost(q, 'lp-test-direct', [[ids.pool.accountId, '2.00'], [ids.pool.accountId, '-0.50'], [ids.bank.accountId, '-1.50']]));
+    assert.deepEqual(rows.map((r) => [r.account_id, String(r.available_after)]), [
+      [ids!.pool.accountId, '7.00'], [ids!.pool.accountId, '6.50'], [ids!.bank.accountId, bankBefore.minus('1.50').toFixed(2)],
+    ]);
+    assert.equal((await getBalance(svc.db, ids!.pool.accountId)).available.toFixed(2), '6.50');
     const report = await auditLedger(svc.db, { partnerId });
     assert.equal(report.ok, true, JSON.stringify(report.findings));
   });

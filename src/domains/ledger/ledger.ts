@@ -36,16 +36,17 @@
  *   lockAccounts(q, accountIds)   row locks in a stable order, returns the accounts (read-then-decide)
  *   auditLedger(q, {partnerId?})  re-derives every balance from the entries (see audit.ts)
  *
- * The database enforces the same invariants (migration 021): balanced postings (deferred
- * constraint trigger), balances changed only through entries, pending >= 0, available >= 0 for
- * non-system accounts unless forced, append-only postings and entries.
+ * The database enforces the same invariants in ledger_post (migration 088), the one writer of
+ * postings and entries: balanced postings of at least two entries, balances changed only through
+ * it, pending >= 0, available >= 0 for non-system accounts unless forced, append-only postings and
+ * entries.
  */
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant } from '../../platform/errors.ts';
 import { fromDb, toDb, ZERO, type Amount } from '../../platform/money.ts';
 import {
-  availableReachedSince as availableReachedSinceRow, insertEntries, insertPosting, listMovementRows, type EntryRow, type MovementFilter,
+  availableReachedSince as availableReachedSinceRow, insertPosting, listMovementRows, type EntryRow, type MovementFilter,
   type MovementRow,
 } from './postings-store.ts';
 import {
@@ -238,14 +239,11 @@ export async function post(q: Queryable, input: PostingInput): Promise<PostingRe
   }
 
   const postingId = input.postingId ?? newId('lp');
-  await insertPosting(q, {
+  // One call: the posting and its entries, applied in the order given.
+  const rows = await insertPosting(q, {
     postingId, partnerId: input.partnerId, kind: input.kind, forced: input.forced ?? false, reference: input.reference ?? null,
     description: input.description ?? null, createdAt: input.createTime,
-  });
-  // One statement, rows applied in the order given.
-  const rows = await insertEntries(q, postingId, input.createTime, entries.map((e) => ({
-    accountId: e.accountId, currency: accounts.get(e.accountId)!.currency, bucket: e.bucket, amount: toDb(e.amount),
-  })));
+  }, entries.map((e) => ({ accountId: e.accountId, currency: accounts.get(e.accountId)!.currency, bucket: e.bucket, amount: toDb(e.amount) })));
   invariant(rows.length === entries.length, 'every entry was written');
   rows.sort((a, b) => Number(a.accountVersion) - Number(b.accountVersion) || Number(a.entryId) - Number(b.entryId));
 

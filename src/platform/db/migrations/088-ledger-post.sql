@@ -37,7 +37,6 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v_n integer := COALESCE(cardinality(p_accounts), 0);
   v_acct ledger_accounts;
-  r record;
   i integer;
   j integer;
   -- Per account, in first-entry order: balances before the posting, then running through it.
@@ -55,6 +54,11 @@ DECLARE
   -- Per currency: the sum of the posting's entries.
   v_sum_cur text[] := '{}';
   v_sum numeric[] := '{}';
+  -- Per account: the posting's change of available and pending, and its number of entries.
+  v_dav numeric[] := '{}';
+  v_dpe numeric[] := '{}';
+  v_cnt integer[] := '{}';
+  v_unused text;
 BEGIN
   IF v_n < 2 THEN
     RAISE EXCEPTION 'ledger: posting % has fewer than two entries', p_posting_id USING ERRCODE = 'check_violation';
@@ -62,6 +66,7 @@ BEGIN
   IF COALESCE(cardinality(p_currencies), 0) <> v_n OR COALESCE(cardinality(p_buckets), 0) <> v_n OR COALESCE(cardinality(p_amounts), 0) <> v_n THEN
     RAISE EXCEPTION 'ledger: posting % has entry fields of different lengths', p_posting_id USING ERRCODE = 'check_violation';
   END IF;
+  -- Plain expressions, no SQL: a posting has a handful of entries.
   FOR i IN 1 .. v_n LOOP
     j := array_position(v_sum_cur, p_currencies[i]);
     IF j IS NULL THEN
@@ -70,6 +75,20 @@ BEGIN
     ELSE
       v_sum[j] := v_sum[j] + p_amounts[i];
     END IF;
+    j := array_position(v_ids, p_accounts[i]);
+    IF j IS NULL THEN
+      v_ids := v_ids || p_accounts[i];
+      v_dav := v_dav || 0::numeric;
+      v_dpe := v_dpe || 0::numeric;
+      v_cnt := v_cnt || 0;
+      j := cardinality(v_ids);
+    END IF;
+    IF p_buckets[i] = 'AVAILABLE' THEN
+      v_dav[j] := v_dav[j] + p_amounts[i];
+    ELSE
+      v_dpe[j] := v_dpe[j] + p_amounts[i];
+    END IF;
+    v_cnt[j] := v_cnt[j] + 1;
   END LOOP;
   FOR i IN 1 .. cardinality(v_sum) LOOP
     IF v_sum[i] <> 0 THEN
@@ -77,28 +96,25 @@ BEGIN
     END IF;
   END LOOP;
 
-  PERFORM set_config('cardsvc.ledger_posting', p_posting_id, true);
+  v_unused := set_config('cardsvc.ledger_posting', p_posting_id, true);
   INSERT INTO ledger_postings (posting_id, partner_id, kind, forced, reference, description, created_at)
     VALUES (p_posting_id, p_partner_id, p_kind, p_forced, p_reference, p_description, p_created_at);
 
-  FOR r IN SELECT e.acc, COALESCE(sum(e.amt) FILTER (WHERE e.b = 'AVAILABLE'), 0) AS dav,
-                  COALESCE(sum(e.amt) FILTER (WHERE e.b = 'PENDING'), 0) AS dpe, count(*) AS cnt
-             FROM unnest(p_accounts, p_buckets, p_amounts) WITH ORDINALITY AS e(acc, b, amt, k)
-            GROUP BY e.acc ORDER BY min(e.k) LOOP
-    UPDATE ledger_accounts a SET available = a.available + r.dav, pending = a.pending + r.dpe, version = a.version + r.cnt
-     WHERE a.account_id = r.acc RETURNING a.* INTO v_acct;
+  -- One UPDATE per account, in the order of the accounts' first entries (the callers' lock order).
+  FOR j IN 1 .. cardinality(v_ids) LOOP
+    UPDATE ledger_accounts a SET available = a.available + v_dav[j], pending = a.pending + v_dpe[j], version = a.version + v_cnt[j]
+     WHERE a.account_id = v_ids[j] RETURNING a.* INTO v_acct;
     IF NOT FOUND THEN
-      RAISE EXCEPTION 'ledger: account % does not exist', r.acc USING ERRCODE = 'foreign_key_violation';
+      RAISE EXCEPTION 'ledger: account % does not exist', v_ids[j] USING ERRCODE = 'foreign_key_violation';
     END IF;
     IF v_acct.partner_id <> p_partner_id THEN
-      RAISE EXCEPTION 'ledger: account % belongs to another partner', r.acc USING ERRCODE = 'check_violation';
+      RAISE EXCEPTION 'ledger: account % belongs to another partner', v_ids[j] USING ERRCODE = 'check_violation';
     END IF;
-    v_ids := v_ids || r.acc;
     v_cur := v_cur || v_acct.currency;
     v_neg := v_neg || v_acct.allow_negative;
-    v_av := v_av || (v_acct.available - r.dav);
-    v_pe := v_pe || (v_acct.pending - r.dpe);
-    v_ver := v_ver || (v_acct.version - r.cnt);
+    v_av := v_av || (v_acct.available - v_dav[j]);
+    v_pe := v_pe || (v_acct.pending - v_dpe[j]);
+    v_ver := v_ver || (v_acct.version - v_cnt[j]);
     v_managed := v_managed OR v_acct.owner_type = 'MANAGED_USER';
   END LOOP;
 
@@ -148,7 +164,7 @@ BEGIN
      ORDER BY a.account_id;
     PERFORM pg_notify('user_stream', '');
   END IF;
-  PERFORM set_config('cardsvc.ledger_posting', '', true);
+  v_unused := set_config('cardsvc.ledger_posting', '', true);
 END $$;
 
 CREATE FUNCTION ledger_refuse_direct_write() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -37,9 +37,10 @@ const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const MASTER_KEY = 'cd'.repeat(32);
 const AUTHORIZE = '/open-api/sandbox/v1/simulate/authorization';
 /**
- * The forwarding comparison runs at a fixed offered load below saturation (both rounds alike): on
- * this 2-core machine the partner's own RSA work shares the CPU with the service and PostgreSQL,
- * so at saturation the difference would measure CPU queueing, not the forwarding path.
+ * The forwarding comparison runs at a fixed, evenly paced offered load below saturation (both
+ * rounds alike, pacedAuthorizations): on this 2-core machine the partner's own RSA work shares the
+ * CPU with the service and PostgreSQL, so at saturation the difference would measure CPU queueing,
+ * not the forwarding path.
  */
 const FORWARDING_RATE = Number(process.env.BENCH_FORWARDING_RATE ?? 150);
 
@@ -165,7 +166,7 @@ async function approvedCount(service: Service, world: World): Promise<number> {
   return page.total;
 }
 
-export async function loadAuthorizations(service: Service, world: World, durationS: number, overallRate?: number): Promise<LoadSample> {
+export async function loadAuthorizations(service: Service, world: World, durationS: number): Promise<LoadSample> {
   let i = 0;
   let declined = 0;
   const before = await approvedCount(service, world);
@@ -174,7 +175,6 @@ export async function loadAuthorizations(service: Service, world: World, duratio
     url: service.base,
     connections: CONNECTIONS,
     duration: durationS,
-    ...(overallRate ? { overallRate } : {}),
     requests: [{
       method: 'POST',
       path: AUTHORIZE,
@@ -202,6 +202,71 @@ export async function loadAuthorizations(service: Service, world: World, duratio
     declined,
     non2xx: result.non2xx,
     errors: result.errors,
+  };
+}
+
+/**
+ * Open-loop load at an evenly paced rate over `CONNECTIONS` keep-alive connections: request k is
+ * due at k/rate seconds, whatever the earlier ones did, and its latency counts from that moment (a
+ * request waiting for a free connection waits on the clock). autocannon's `overallRate` is not
+ * used here: it sends each connection's quota for the second back to back and then pauses, so its
+ * "150/s" is bursts of saturation a quarter of a second long.
+ */
+export async function pacedAuthorizations(service: Service, world: World, durationS: number, rate: number): Promise<LoadSample> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const target = new URL(AUTHORIZE, service.base);
+  let declined = 0;
+  let non2xx = 0;
+  let errors = 0;
+  let i = 0;
+  const latencies: number[] = [];
+  const before = await approvedCount(service, world);
+  const cpuBefore = cpuTimes(service);
+  const one = (due: number) => new Promise<void>((resolve) => {
+    const cardId = world.cardIds[i++ % world.cardIds.length];
+    const body = `{"cardId":"${cardId}","amount":1.00,"currency":"USD","merchantName":"Bench","mcc":"5814","merchantCountry":"HK","channel":"POS"}`;
+    const req = http.request(target, { method: 'POST', agent, headers: signed(world, body) }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        latencies.push(performance.now() - due);
+        if ((res.statusCode ?? 0) >= 300) non2xx++;
+        else if (!Buffer.concat(chunks).toString('utf8').includes('"approved":true')) declined++;
+        resolve();
+      });
+    });
+    req.on('error', () => {
+      errors++;
+      resolve();
+    });
+    req.end(body);
+  });
+  const started = performance.now();
+  const total = Math.round(durationS * rate);
+  const pending: Promise<void>[] = [];
+  for (let k = 0; k < total; k++) {
+    const due = started + (k * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    pending.push(one(due));
+  }
+  await Promise.all(pending);
+  const elapsedS = (performance.now() - started) / 1000;
+  agent.destroy();
+  const cpuAfter = cpuTimes(service);
+  const after = await approvedCount(service, world);
+  latencies.sort((x, y) => x - y);
+  return {
+    serviceCpuMsPerRequest: (cpuAfter.service - cpuBefore.service) / total,
+    postgresCpuMsPerRequest: (cpuAfter.postgres - cpuBefore.postgres) / total,
+    machineCpuMsPerRequest: (cpuAfter.machine - cpuBefore.machine) / total,
+    approvalsPerS: (after - before) / elapsedS,
+    requestsPerS: total / elapsedS,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    declined,
+    non2xx,
+    errors,
   };
 }
 
@@ -293,7 +358,7 @@ export async function freshDatabase(name: string): Promise<string> {
 }
 
 const line = (label: string, s: LoadSample) =>
-  `${label.padEnd(26)} ${s.approvalsPerS.toFixed(0).padStart(6)} approvals/s  p50 ${String(s.p50).padStart(3)} ms  p99 ${String(s.p99).padStart(3)} ms  declined ${s.declined}  non-2xx ${s.non2xx}  errors ${s.errors}` +
+  `${label.padEnd(26)} ${s.approvalsPerS.toFixed(0).padStart(6)} approvals/s  p50 ${s.p50.toFixed(1).padStart(5)} ms  p99 ${s.p99.toFixed(1).padStart(5)} ms  declined ${s.declined}  non-2xx ${s.non2xx}  errors ${s.errors}` +
   `  cpu/request: service ${s.serviceCpuMsPerRequest.toFixed(2)} ms, postgres ${s.postgresCpuMsPerRequest.toFixed(2)} ms, machine ${s.machineCpuMsPerRequest.toFixed(2)} ms`;
 
 /**
@@ -495,12 +560,12 @@ export async function forwardingScenario(): Promise<boolean> {
     const excludingPartnerServer: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       await setForwarding(false);
-      const a = await loadAuthorizations(service, world, DURATION_S, FORWARDING_RATE);
+      const a = await pacedAuthorizations(service, world, DURATION_S, FORWARDING_RATE);
       plain.push(a);
       console.log(line(`round ${round} no auth_url`, a));
       await setForwarding(true);
       const since = new Date();
-      const b = await loadAuthorizations(service, world, DURATION_S, FORWARDING_RATE);
+      const b = await pacedAuthorizations(service, world, DURATION_S, FORWARDING_RATE);
       forwarded.push(b);
       console.log(line(`round ${round} local auth_url`, b));
       const rows = await service.db!.query(`SELECT trans_id, latency_ms FROM auth_forwardings WHERE created_at >= $1`, [since]);
@@ -521,9 +586,9 @@ export async function forwardingScenario(): Promise<boolean> {
     excludingPartner.sort((x, y) => x - y);
     excludingPartnerServer.sort((x, y) => x - y);
     console.log(`\nmedian of ${ROUNDS} rounds, ${CONNECTIONS} connections at ${FORWARDING_RATE} requests/s offered, ${DURATION_S} s each:`);
-    console.log(`  without auth_url    p50 ${p50a} ms  p99 ${p99a} ms  ${median(plain.map((s) => s.approvalsPerS)).toFixed(0)} approvals/s`);
-    console.log(`  with local auth_url p50 ${p50b} ms  p99 ${p99b} ms  ${median(forwarded.map((s) => s.approvalsPerS)).toFixed(0)} approvals/s`);
-    console.log(`  overhead            p50 ${p50b - p50a} ms  p99 ${p99b - p99a} ms`);
+    console.log(`  without auth_url    p50 ${p50a.toFixed(1)} ms  p99 ${p99a.toFixed(1)} ms  ${median(plain.map((s) => s.approvalsPerS)).toFixed(0)} approvals/s`);
+    console.log(`  with local auth_url p50 ${p50b.toFixed(1)} ms  p99 ${p99b.toFixed(1)} ms  ${median(forwarded.map((s) => s.approvalsPerS)).toFixed(0)} approvals/s`);
+    console.log(`  overhead            p50 ${(p50b - p50a).toFixed(1)} ms  p99 ${(p99b - p99a).toFixed(1)} ms`);
     console.log(`  recorded forwarding latency (${recorded.length} forwardings): p50 ${percentile(recorded, 50)} ms  p99 ${percentile(recorded, 99)} ms`);
     const p99Own = percentile(excludingPartner, 99);
     console.log(`  the same minus the partner's own time: p50 ${percentile(excludingPartner, 50).toFixed(1)} ms  p99 ${p99Own.toFixed(1)} ms`);

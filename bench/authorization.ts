@@ -384,6 +384,43 @@ async function authorizeCallAlone(service: Service, world: World, durationS: num
   return pgbenchTps(durationS, ['-f', script, '-D', `partner=${world.partnerId}`], BENCH_DB);
 }
 
+/**
+ * The floor of any signed request at the same 8 connections: GET /open-api/v1/service-public-key
+ * (authenticate, replay-store write, an answer from memory, no other database work) on the same
+ * service, with its machine CPU per request. An approval through HTTP costs at least this plus the decision call, so
+ * the cost ratio to TPC-B cannot exceed TPC-B / (floor + call); see boundLines.
+ */
+export async function signedGetFloor(service: Service, signer: { apiKey: string; secretKey: string }, durationS: number): Promise<{ requestsPerS: number; machineCpuMsPerRequest: number }> {
+  const cpuBefore = cpuTimes(service);
+  const result = await autocannon({
+    url: service.base,
+    connections: CONNECTIONS,
+    duration: durationS,
+    requests: [{
+      method: 'GET',
+      path: '/open-api/v1/service-public-key',
+      setupRequest: (req: Record<string, unknown>) => ({ ...req, headers: signedHeaders(signer) }),
+    }],
+  } as unknown as autocannon.Options);
+  const cpuAfter = cpuTimes(service);
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`signed GET floor: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  const requests = result.requests.total || 1;
+  return { requestsPerS: requests / durationS, machineCpuMsPerRequest: (cpuAfter.machine - cpuBefore.machine) / requests };
+}
+
+/**
+ * What the machine's CPU allows (all in machine CPU per operation, both cores, load generators
+ * included; on a saturated machine these costs add up): a request through HTTP costs at least the
+ * signed-request floor plus the database call, so its cost ratio to TPC-B is at most
+ * tpcb / (floor + call), and reaching `target` needs a call of at most tpcb / target - floor.
+ */
+export function boundLines(what: string, floorMs: number, callMs: number, tpcbMs: number, target: number): string {
+  const needed = tpcbMs / target - floorMs;
+  return `  machine CPU of a signed GET at ${CONNECTIONS} connections (the floor of any signed request) ${floorMs.toFixed(2)} ms, of the call alone ${callMs.toFixed(2)} ms\n` +
+    `  bound for ${what} through HTTP: cost ratio <= ${tpcbMs.toFixed(2)} / (${floorMs.toFixed(2)} + ${callMs.toFixed(2)}) = ${(tpcbMs / (floorMs + callMs)).toFixed(2)} x TPC-B; ` +
+    `${target.toFixed(2)} x needs a call of at most ${needed.toFixed(2)} ms = ${(needed / tpcbMs).toFixed(1)} TPC-B transactions (this one: ${(callMs / tpcbMs).toFixed(1)})`;
+}
+
 export async function authorizationScenario(): Promise<boolean> {
   if (spawnSync('pgbench', ['--version']).status !== 0) throw new Error('pgbench is missing: apt-get install postgresql-client');
   const pgUrl = await freshDatabase(BENCH_DB);
@@ -411,6 +448,8 @@ export async function authorizationScenario(): Promise<boolean> {
     const tps: number[] = [];
     const tpsMachineCpu: number[] = [];
     const callAlone: number[] = [];
+    const callAloneCpu: number[] = [];
+    const floorCpu: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const a = await loadAuthorizations(pgService, pgWorld, DURATION_S);
       auth.push(a);
@@ -421,7 +460,11 @@ export async function authorizationScenario(): Promise<boolean> {
       console.log(`round ${round} pgbench TPC-B          ${t.tps.toFixed(0).padStart(6)} tps  cpu/transaction: postgres ${t.postgresCpuMsPerTx.toFixed(2)} ms, machine ${t.machineCpuMsPerTx.toFixed(2)} ms`);
       const alone = await authorizeCallAlone(pgService, pgWorld, DURATION_S, dataDir);
       callAlone.push(alone.tps);
+      callAloneCpu.push(alone.machineCpuMsPerTx);
       console.log(`round ${round} card_authorize alone   ${alone.tps.toFixed(0).padStart(6)} calls/s  cpu/call: postgres ${alone.postgresCpuMsPerTx.toFixed(2)} ms, machine ${alone.machineCpuMsPerTx.toFixed(2)} ms  (pgbench, no HTTP)`);
+      const f = await signedGetFloor(pgService, pgWorld, DURATION_S);
+      floorCpu.push(f.machineCpuMsPerRequest);
+      console.log(`round ${round} signed GET floor       ${f.requestsPerS.toFixed(0).padStart(6)} requests/s  cpu/request: machine ${f.machineCpuMsPerRequest.toFixed(2)} ms`);
     }
     await stopService(pgService);
 
@@ -447,6 +490,7 @@ export async function authorizationScenario(): Promise<boolean> {
     console.log(`  ratio               ${ratio.toFixed(2)} x pgbench TPC-B`);
     console.log(`  the decision call alone (pgbench, no HTTP): ${median(callAlone).toFixed(0)} calls/s = ${(median(callAlone) / pgTps).toFixed(2)} x TPC-B`);
     console.log(costRatioLine('approval', median(auth.map((s) => s.machineCpuMsPerRequest)), median(tpsMachineCpu)));
+    console.log(boundLines('an approval', median(floorCpu), median(callAloneCpu), median(tpsMachineCpu), 0.4));
     console.log(`  embedded (PGlite)   ${median(emb.map((s) => s.approvalsPerS)).toFixed(0)} approvals/s  p99 ${median(emb.map((s) => s.p99))} ms`);
     const ok = ratio >= 0.4 && p99 < 50 && auth.every((s) => s.non2xx === 0 && s.errors === 0 && s.declined === 0);
     console.log(`target approvals/s >= 0.40 x pgbench TPC-B and p99 < 50 ms: ${ok ? 'MET' : 'NOT MET'}`);

@@ -49,8 +49,9 @@ async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
 }
 
 async function startService(name: string, port: number, env: Record<string, string>): Promise<Target> {
-  // The same node flags as `npm start`.
-  const child = spawn(process.execPath, ['--max-semi-space-size=64', '--import', 'tsx', 'src/main.ts', 'serve'], {
+  // The same node flags as `npm start`; BENCH_CPU_PROFILE_DIR as in the other scenarios.
+  const profile = process.env.BENCH_CPU_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE_DIR}`] : [];
+  const child = spawn(process.execPath, [...profile, '--max-semi-space-size=64', '--import', 'tsx', 'src/main.ts', 'serve'], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, MASTER_KEY, RATE_LIMIT_MAX: '10000000', PREAUTH_RATE_LIMIT_MAX: '10000000', ADMIN_RATE_LIMIT_MAX: '10000000', WORKERS: 'true', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -13,7 +13,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { AdminClient } from '../sdk/index.ts';
-import { costRatioLine, cpuTimes, freshDatabase, median, pgbench, pgbenchTps, startService, stopService, type Service } from './authorization.ts';
+import {
+  boundLines, costRatioLine, cpuTimes, freshDatabase, median, pgbench, pgbenchTps, signedGetFloor, startService, stopService, type Service,
+} from './authorization.ts';
 import { signedHeaders } from './signing.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -122,6 +124,8 @@ export async function userAssetScenario(): Promise<boolean> {
     const tps: number[] = [];
     const tpsMachineCpu: number[] = [];
     const callAlone: number[] = [];
+    const callAloneCpu: number[] = [];
+    const floorCpu: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const s = await loadCredits(pgService, partner, DURATION_S);
       samples.push(s);
@@ -132,7 +136,11 @@ export async function userAssetScenario(): Promise<boolean> {
       console.log(`round ${round} pgbench TPC-B          ${t.tps.toFixed(0).padStart(6)} tps  cpu/transaction: postgres ${t.postgresCpuMsPerTx.toFixed(2)} ms, machine ${t.machineCpuMsPerTx.toFixed(2)} ms`);
       const alone = databaseCallAlone('cardsvc_bench_assets', partner.partnerId, DURATION_S, dataDir);
       callAlone.push(alone.tps);
+      callAloneCpu.push(alone.machineCpuMsPerTx);
       console.log(`round ${round} user_asset_move alone  ${alone.tps.toFixed(0).padStart(6)} calls/s  cpu/call: postgres ${alone.postgresCpuMsPerTx.toFixed(2)} ms, machine ${alone.machineCpuMsPerTx.toFixed(2)} ms  (pgbench, no HTTP)`);
+      const f = await signedGetFloor(pgService, partner, DURATION_S);
+      floorCpu.push(f.machineCpuMsPerRequest);
+      console.log(`round ${round} signed GET floor       ${f.requestsPerS.toFixed(0).padStart(6)} requests/s  cpu/request: machine ${f.machineCpuMsPerRequest.toFixed(2)} ms`);
     }
     await stopService(pgService);
 
@@ -157,6 +165,7 @@ export async function userAssetScenario(): Promise<boolean> {
     console.log(`  ratio               ${ratio.toFixed(2)} x pgbench TPC-B`);
     console.log(`  the booking call alone (pgbench, no HTTP): ${median(callAlone).toFixed(0)} calls/s = ${(median(callAlone) / pgTps).toFixed(2)} x TPC-B`);
     console.log(costRatioLine('credit', median(samples.map((s) => s.machineCpuMsPerRequest)), median(tpsMachineCpu)));
+    console.log(boundLines('a credit', median(floorCpu), median(callAloneCpu), median(tpsMachineCpu), 0.5));
     console.log(`  embedded (PGlite)   ${median(emb.map((s) => s.creditsPerS)).toFixed(0)} credits/s  p99 ${median(emb.map((s) => s.p99))} ms`);
     const ok = ratio >= 0.5 && p99 < 30 && samples.every((s) => s.refused === 0 && s.non2xx === 0 && s.errors === 0);
     console.log(`target credits/s >= 0.50 x pgbench TPC-B and p99 < 30 ms: ${ok ? 'MET' : 'NOT MET'}`);

@@ -166,35 +166,46 @@ async function approvedCount(service: Service, world: World): Promise<number> {
   return page.total;
 }
 
+/** CPU (service, PostgreSQL, machine) per request of an autocannon run at the scenarios' 8 connections. */
+export interface CpuPerRequest { service: number; postgres: number; machine: number }
+
+/** One autocannon run of `request` against the service at 8 connections, with the CPU it cost per request. */
+export async function loadAt(service: Service, durationS: number, request: Record<string, unknown>): Promise<{ result: autocannon.Result; cpu: CpuPerRequest }> {
+  const before = cpuTimes(service);
+  const result = await autocannon({ url: service.base, connections: CONNECTIONS, duration: durationS, requests: [request] } as unknown as autocannon.Options);
+  const after = cpuTimes(service);
+  const requests = result.requests.total || 1;
+  return {
+    result,
+    cpu: {
+      service: (after.service - before.service) / requests,
+      postgres: (after.postgres - before.postgres) / requests,
+      machine: (after.machine - before.machine) / requests,
+    },
+  };
+}
+
 export async function loadAuthorizations(service: Service, world: World, durationS: number): Promise<LoadSample> {
   let i = 0;
   let declined = 0;
   const before = await approvedCount(service, world);
-  const cpuBefore = cpuTimes(service);
-  const result = await autocannon({
-    url: service.base,
-    connections: CONNECTIONS,
-    duration: durationS,
-    requests: [{
-      method: 'POST',
-      path: AUTHORIZE,
-      setupRequest: (req: Record<string, unknown>) => {
-        const cardId = world.cardIds[i++ % world.cardIds.length];
-        const body = `{"cardId":"${cardId}","amount":1.00,"currency":"USD","merchantName":"Bench","mcc":"5814","merchantCountry":"HK","channel":"POS"}`;
-        return { ...req, body, headers: signed(world, body) };
-      },
-      onResponse: (_status: number, body: string) => {
-        if (!body.includes('"approved":true')) declined++;
-      },
-    }],
-  } as unknown as autocannon.Options);
-  const cpuAfter = cpuTimes(service);
+  const { result, cpu } = await loadAt(service, durationS, {
+    method: 'POST',
+    path: AUTHORIZE,
+    setupRequest: (req: Record<string, unknown>) => {
+      const cardId = world.cardIds[i++ % world.cardIds.length];
+      const body = `{"cardId":"${cardId}","amount":1.00,"currency":"USD","merchantName":"Bench","mcc":"5814","merchantCountry":"HK","channel":"POS"}`;
+      return { ...req, body, headers: signed(world, body) };
+    },
+    onResponse: (_status: number, body: string) => {
+      if (!body.includes('"approved":true')) declined++;
+    },
+  });
   const after = await approvedCount(service, world);
-  const requests = result.requests.total || 1;
   return {
-    serviceCpuMsPerRequest: (cpuAfter.service - cpuBefore.service) / requests,
-    postgresCpuMsPerRequest: (cpuAfter.postgres - cpuBefore.postgres) / requests,
-    machineCpuMsPerRequest: (cpuAfter.machine - cpuBefore.machine) / requests,
+    serviceCpuMsPerRequest: cpu.service,
+    postgresCpuMsPerRequest: cpu.postgres,
+    machineCpuMsPerRequest: cpu.machine,
     approvalsPerS: (after - before) / durationS,
     requestsPerS: result.requests.average,
     p50: result.latency.p50,
@@ -391,21 +402,13 @@ async function authorizeCallAlone(service: Service, world: World, durationS: num
  * the cost ratio to TPC-B cannot exceed TPC-B / (floor + call); see boundLines.
  */
 export async function signedGetFloor(service: Service, signer: { apiKey: string; secretKey: string }, durationS: number): Promise<{ requestsPerS: number; machineCpuMsPerRequest: number }> {
-  const cpuBefore = cpuTimes(service);
-  const result = await autocannon({
-    url: service.base,
-    connections: CONNECTIONS,
-    duration: durationS,
-    requests: [{
-      method: 'GET',
-      path: '/open-api/v1/service-public-key',
-      setupRequest: (req: Record<string, unknown>) => ({ ...req, headers: signedHeaders(signer) }),
-    }],
-  } as unknown as autocannon.Options);
-  const cpuAfter = cpuTimes(service);
+  const { result, cpu } = await loadAt(service, durationS, {
+    method: 'GET',
+    path: '/open-api/v1/service-public-key',
+    setupRequest: (req: Record<string, unknown>) => ({ ...req, headers: signedHeaders(signer) }),
+  });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`signed GET floor: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  const requests = result.requests.total || 1;
-  return { requestsPerS: requests / durationS, machineCpuMsPerRequest: (cpuAfter.machine - cpuBefore.machine) / requests };
+  return { requestsPerS: result.requests.total / durationS, machineCpuMsPerRequest: cpu.machine };
 }
 
 /**
@@ -540,8 +543,9 @@ function percentile(sorted: number[], p: number): number {
 /**
  * The host's own floor for one forwarding hop: sequential POSTs of a forwarding-sized body (1 KiB)
  * from this process to plain node:http in another process (bench/plain-server.ts) over loopback,
- * paced at the forwarding rate, nothing else running. Waking the other process and back is what
- * every forwarding pays on top of the partner's work, whatever the service does.
+ * paced at the forwarding rate: first with nothing else running, then alongside the rounds without
+ * an auth_url. Waking the other process and back is what every forwarding pays on top of the
+ * partner's work, whatever the service does.
  */
 async function loopbackFloor(rate: number, requests = 400): Promise<{ p50: number; p99: number; max: number }> {
   const port = 18290;
@@ -598,13 +602,20 @@ export async function forwardingScenario(): Promise<boolean> {
     };
     await loadAuthorizations(service, world, 2);
     const plain: LoadSample[] = [];
+    const floorUnderLoad: { p50: number; p99: number; max: number }[] = [];
     const forwarded: LoadSample[] = [];
     const recorded: number[] = [];
     const excludingPartner: number[] = [];
     const excludingPartnerServer: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       await setForwarding(false);
-      const a = await pacedAuthorizations(service, world, DURATION_S, FORWARDING_RATE);
+      // The same bare exchange as the floor, alongside this round's authorizations: what the host
+      // does to any cross-process exchange under this load.
+      const [a, loaded] = await Promise.all([
+        pacedAuthorizations(service, world, DURATION_S, FORWARDING_RATE),
+        loopbackFloor(FORWARDING_RATE, Math.round(DURATION_S * FORWARDING_RATE * 0.9)),
+      ]);
+      floorUnderLoad.push(loaded);
       plain.push(a);
       console.log(line(`round ${round} no auth_url`, a));
       await setForwarding(true);
@@ -633,6 +644,7 @@ export async function forwardingScenario(): Promise<boolean> {
     console.log(`  without auth_url    p50 ${p50a.toFixed(1)} ms  p99 ${p99a.toFixed(1)} ms  ${median(plain.map((s) => s.approvalsPerS)).toFixed(0)} approvals/s`);
     console.log(`  with local auth_url p50 ${p50b.toFixed(1)} ms  p99 ${p99b.toFixed(1)} ms  ${median(forwarded.map((s) => s.approvalsPerS)).toFixed(0)} approvals/s`);
     console.log(`  overhead            p50 ${(p50b - p50a).toFixed(1)} ms  p99 ${(p99b - p99a).toFixed(1)} ms`);
+    console.log(`  host floor under the load without auth_url (the bare exchange alongside): p50 ${median(floorUnderLoad.map((f) => f.p50)).toFixed(2)} ms  p99 ${median(floorUnderLoad.map((f) => f.p99)).toFixed(2)} ms  max ${median(floorUnderLoad.map((f) => f.max)).toFixed(2)} ms`);
     console.log(`  recorded forwarding latency (${recorded.length} forwardings): p50 ${percentile(recorded, 50)} ms  p99 ${percentile(recorded, 99)} ms`);
     const p99Own = percentile(excludingPartner, 99);
     console.log(`  the same minus the partner's own time: p50 ${percentile(excludingPartner, 50).toFixed(1)} ms  p99 ${p99Own.toFixed(1)} ms`);

@@ -11,10 +11,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import autocannon from 'autocannon';
 import { AdminClient } from '../sdk/index.ts';
 import {
-  boundLines, costRatioLine, cpuTimes, freshDatabase, median, pgbench, pgbenchTps, signedGetFloor, startService, stopService, type Service,
+  boundLines, costRatioLine, freshDatabase, loadAt, median, pgbench, pgbenchTps, signedGetFloor, startService, stopService, type Service,
 } from './authorization.ts';
 import { signedHeaders } from './signing.ts';
 
@@ -49,27 +48,19 @@ async function loadCredits(service: Service, partner: Partner, durationS: number
   let refused = 0;
   let ok = 0;
   const run = `${Date.now().toString(36)}`;
-  const cpuBefore = cpuTimes(service);
-  const result = await autocannon({
-    url: service.base,
-    connections: CONNECTIONS,
-    duration: durationS,
-    requests: [{
-      method: 'POST',
-      path: CREDIT,
-      setupRequest: (req: Record<string, unknown>) => {
-        const n = sequence++;
-        const body = `{"externalTranId":"b-${run}-${n}","asset":"USDT","amount":1.000000000000000001,"externalUserId":"bench-user-${n % USERS}"}`;
-        return { ...req, body, headers: { 'content-type': 'application/json', ...signedHeaders(partner, body) } };
-      },
-      onResponse: (_status: number, body: string) => {
-        if (body.includes('"code":"SYS_SUCCESS"')) ok++;
-        else refused++;
-      },
-    }],
-  } as unknown as autocannon.Options);
-  const cpuAfter = cpuTimes(service);
-  const requests = result.requests.total || 1;
+  const { result, cpu } = await loadAt(service, durationS, {
+    method: 'POST',
+    path: CREDIT,
+    setupRequest: (req: Record<string, unknown>) => {
+      const n = sequence++;
+      const body = `{"externalTranId":"b-${run}-${n}","asset":"USDT","amount":1.000000000000000001,"externalUserId":"bench-user-${n % USERS}"}`;
+      return { ...req, body, headers: { 'content-type': 'application/json', ...signedHeaders(partner, body) } };
+    },
+    onResponse: (_status: number, body: string) => {
+      if (body.includes('"code":"SYS_SUCCESS"')) ok++;
+      else refused++;
+    },
+  });
   return {
     creditsPerS: ok / durationS,
     p50: result.latency.p50,
@@ -77,9 +68,9 @@ async function loadCredits(service: Service, partner: Partner, durationS: number
     refused,
     non2xx: result.non2xx,
     errors: result.errors,
-    serviceCpuMsPerRequest: (cpuAfter.service - cpuBefore.service) / requests,
-    postgresCpuMsPerRequest: (cpuAfter.postgres - cpuBefore.postgres) / requests,
-    machineCpuMsPerRequest: (cpuAfter.machine - cpuBefore.machine) / requests,
+    serviceCpuMsPerRequest: cpu.service,
+    postgresCpuMsPerRequest: cpu.postgres,
+    machineCpuMsPerRequest: cpu.machine,
   };
 }
 

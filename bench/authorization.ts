@@ -246,8 +246,8 @@ export async function pacedAuthorizations(service: Service, world: World, durati
         resolve();
       });
     });
-    req.on('error', () => {
-      errors++;
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (errors++ === 0) console.log(`  (paced load: first transport error ${err.code ?? ''} ${err.message})`);
       resolve();
     });
     req.end(body);

@@ -9,7 +9,9 @@ import { fundedCard, fundsOf, networkClient, purchase, usageOf, type SpendWorld 
 import { ref } from './helpers/cards.ts';
 import { expectCode } from './helpers/companies.ts';
 
-type Behaviour = 'approve' | 'decline' | 'late' | 'wrong-key' | 'garbage' | 'other-trans-id' | 'http-500' | 'bad-padding';
+type Behaviour = 'approve' | 'decline' | 'late' | 'wrong-key' | 'garbage' | 'other-trans-id' | 'http-500' | 'bad-padding'
+  // Resets the connection without answering: on a connection that already served a request, or always.
+  | 'drop-reused' | 'drop-all';
 
 /** A partner's auth_url on 127.0.0.1, answering through the SDK handler unless told to misbehave. */
 class PartnerEndpoint {
@@ -20,6 +22,9 @@ class PartnerEndpoint {
   readonly keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
   readonly stranger = generateKeyPairSync('rsa', { modulusLength: 2048 });
   servicePublicKey!: KeyObject | string;
+  /** Requests served per connection, and requests answered by a reset. */
+  private readonly served = new WeakMap<object, number>();
+  dropped = 0;
 
   get publicKeyBase64(): string {
     return this.keys.publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
@@ -27,6 +32,13 @@ class PartnerEndpoint {
 
   async start(): Promise<string> {
     this.server = http.createServer(async (req, res) => {
+      const served = this.served.get(req.socket) ?? 0;
+      this.served.set(req.socket, served + 1);
+      if (this.behaviour === 'drop-all' || (this.behaviour === 'drop-reused' && served > 0)) {
+        this.dropped++;
+        req.socket.destroy();
+        return;
+      }
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
       this.serviceKeyIds.push(String(req.headers['x-dapi-service-key-id']));
@@ -168,6 +180,25 @@ describe('authorization forwarding to the partner auth_url over RSA (5.6, D37, D
     const approved = await other.client.sandbox.authorize(purchase(other.card.cardId, '1.00'));
     assert.equal(approved.approved, true);
     assert.equal(approved.partnerDecision?.outcome, 'STAND_IN_APPROVED');
+  });
+
+  it('a request reset on a reused keep-alive connection before any answer goes once more on a new connection, once', async () => {
+    await authorizeWith('approve'); // leaves a kept-alive connection in the service's pool
+    let dropped = partnerEndpoint.dropped;
+    const retried = await authorizeWith('drop-reused');
+    assert.equal(partnerEndpoint.dropped - dropped, 1, 'the reused connection was reset once');
+    assert.equal(retried.approved, true);
+    assert.equal(retried.partnerDecision?.outcome, 'APPROVED');
+    assert.equal(partnerEndpoint.seen.at(-1)?.transId, retried.transId);
+
+    await authorizeWith('approve');
+    dropped = partnerEndpoint.dropped;
+    const funds = await fundsOf(w);
+    const declined = await authorizeWith('drop-all');
+    assert.equal(partnerEndpoint.dropped - dropped, 2, 'the request and its one retry');
+    assert.equal(declined.declineReason, 'PARTNER_TIMEOUT');
+    assert.equal(declined.declineDetail, 'TRANSPORT_ERROR');
+    assert.deepEqual(await fundsOf(w), funds);
   });
 
   it('an auth_url outside the partner\'s authorization-forwarding IP list is never dialled (BLOCKED stand-in, 5.5)', async () => {

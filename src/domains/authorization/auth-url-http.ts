@@ -4,7 +4,8 @@
  * a destination on a loopback, private or link-local address is refused at connect time (the
  * address actually dialled); when the partner registered an authorization-forwarding IP list
  * (5.5, ipWhitelist.auth) the dialled address must be on it as well. Connections are kept alive
- * per partner, so a forwarding normally costs no connect. Never throws.
+ * per partner, so a forwarding normally costs no connect; a request reset on a reused connection
+ * before any answer is sent once more on a new one. Never throws.
  */
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
@@ -119,45 +120,62 @@ export function postToAuthUrl(target: AuthUrlTarget, body: string, headers: Reco
         return;
       }
     }
-    const req = (secure ? https : http).request(url, {
-      method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body, 'utf8')) },
-      agent: agentFor(target, secure),
-    });
+    let current: http.ClientRequest | undefined;
     timer = setTimeout(() => {
       fail('TIMEOUT', `no answer within ${deadlineMs} ms`);
-      req.destroy();
+      current?.destroy();
     }, deadlineMs);
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      if (err instanceof ForbiddenAddressError || err instanceof NotOnListError) fail('BLOCKED', err.message);
-      else fail('TRANSPORT_ERROR', `${err.code ?? 'ERROR'}: ${err.message}`);
-    });
-    req.on('response', (res: IncomingMessage) => {
-      const status = res.statusCode ?? 0;
-      const chunks: Buffer[] = [];
-      let read = 0;
-      res.on('data', (chunk: Buffer) => {
-        read += chunk.length;
-        if (read > ANSWER_LIMIT_BYTES) {
-          fail('TRANSPORT_ERROR', `answer exceeds ${ANSWER_LIMIT_BYTES} bytes`, status);
-          res.destroy();
-          return;
-        }
-        chunks.push(chunk);
+    const send = (retry: boolean) => {
+      const req = (secure ? https : http).request(url, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body, 'utf8')) },
+        // The retry dials a connection of its own (same address checks), never another pooled one.
+        ...(retry ? { agent: false, lookup: lookupFor(target) } : { agent: agentFor(target, secure) }),
       });
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        if (status < 200 || status >= 300) {
-          fail('HTTP_STATUS', `HTTP ${status}${status >= 300 && status < 400 ? ': redirect not followed' : ''}`, status);
-          return;
-        }
+      current = req;
+      let answered = false;
+      req.on('error', (err: NodeJS.ErrnoException) => {
         if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve({ ok: true, httpStatus: status, body: text, latencyMs: elapsed() });
+        // A kept-alive connection the partner closed as this request went out (its idle timeout
+        // racing ours): nothing was answered, so the request goes once more on a new connection,
+        // within the same deadline (Node's documented pattern, request.reusedSocket). The partner may
+        // then see a transId twice, as it does for a network retry (D37), and answers it the same way.
+        if (!retry && !answered && req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
+          send(true);
+          return;
+        }
+        if (err instanceof ForbiddenAddressError || err instanceof NotOnListError) fail('BLOCKED', err.message);
+        else fail('TRANSPORT_ERROR', `${err.code ?? 'ERROR'}: ${err.message}`);
       });
-      res.on('error', (err) => fail('TRANSPORT_ERROR', err.message, status));
-    });
-    req.end(body);
+      req.on('response', (res: IncomingMessage) => {
+        answered = true;
+        const status = res.statusCode ?? 0;
+        const chunks: Buffer[] = [];
+        let read = 0;
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > ANSWER_LIMIT_BYTES) {
+            fail('TRANSPORT_ERROR', `answer exceeds ${ANSWER_LIMIT_BYTES} bytes`, status);
+            res.destroy();
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (status < 200 || status >= 300) {
+            fail('HTTP_STATUS', `HTTP ${status}${status >= 300 && status < 400 ? ': redirect not followed' : ''}`, status);
+            return;
+          }
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          resolve({ ok: true, httpStatus: status, body: text, latencyMs: elapsed() });
+        });
+        res.on('error', (err) => fail('TRANSPORT_ERROR', err.message, status));
+      });
+      req.end(body);
+    };
+    send(false);
   });
 }

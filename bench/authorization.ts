@@ -224,7 +224,7 @@ export async function loadAuthorizations(service: Service, world: World, duratio
  * "150/s" is bursts of saturation a quarter of a second long.
  */
 export async function pacedAuthorizations(service: Service, world: World, durationS: number, rate: number): Promise<LoadSample> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS, scheduling: 'fifo' });
   const target = new URL(AUTHORIZE, service.base);
   let declined = 0;
   let non2xx = 0;

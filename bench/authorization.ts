@@ -185,6 +185,10 @@ export async function loadAt(service: Service, durationS: number, request: Recor
   };
 }
 
+/** The bench's purchase: 1.00 USD at a POS in Hong Kong. */
+const authorizationBody = (cardId: string) =>
+  `{"cardId":"${cardId}","amount":1.00,"currency":"USD","merchantName":"Bench","mcc":"5814","merchantCountry":"HK","channel":"POS"}`;
+
 export async function loadAuthorizations(service: Service, world: World, durationS: number): Promise<LoadSample> {
   let i = 0;
   let declined = 0;
@@ -193,8 +197,7 @@ export async function loadAuthorizations(service: Service, world: World, duratio
     method: 'POST',
     path: AUTHORIZE,
     setupRequest: (req: Record<string, unknown>) => {
-      const cardId = world.cardIds[i++ % world.cardIds.length];
-      const body = `{"cardId":"${cardId}","amount":1.00,"currency":"USD","merchantName":"Bench","mcc":"5814","merchantCountry":"HK","channel":"POS"}`;
+      const body = authorizationBody(world.cardIds[i++ % world.cardIds.length]);
       return { ...req, body, headers: signed(world, body) };
     },
     onResponse: (_status: number, body: string) => {
@@ -234,8 +237,7 @@ export async function pacedAuthorizations(service: Service, world: World, durati
   const before = await approvedCount(service, world);
   const cpuBefore = cpuTimes(service);
   const one = (due: number) => new Promise<void>((resolve) => {
-    const cardId = world.cardIds[i++ % world.cardIds.length];
-    const body = `{"cardId":"${cardId}","amount":1.00,"currency":"USD","merchantName":"Bench","mcc":"5814","merchantCountry":"HK","channel":"POS"}`;
+    const body = authorizationBody(world.cardIds[i++ % world.cardIds.length]);
     const req = http.request(target, { method: 'POST', agent, headers: signed(world, body) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
@@ -398,8 +400,8 @@ async function authorizeCallAlone(service: Service, world: World, durationS: num
 /**
  * The floor of any signed request at the same 8 connections: GET /open-api/v1/service-public-key
  * (authenticate, replay-store write, an answer from memory, no other database work) on the same
- * service, with its machine CPU per request. An approval through HTTP costs at least this plus the decision call, so
- * the cost ratio to TPC-B cannot exceed TPC-B / (floor + call); see boundLines.
+ * service, with its machine CPU per request. An approval through HTTP costs at least this plus the
+ * decision call, so its cost ratio to TPC-B cannot exceed TPC-B / (floor + call); see boundLines.
  */
 export async function signedGetFloor(service: Service, signer: { apiKey: string; secretKey: string }, durationS: number): Promise<{ requestsPerS: number; machineCpuMsPerRequest: number }> {
   const { result, cpu } = await loadAt(service, durationS, {

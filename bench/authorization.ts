@@ -169,20 +169,18 @@ async function approvedCount(service: Service, world: World): Promise<number> {
 /** CPU (service, PostgreSQL, machine) per request of an autocannon run at the scenarios' 8 connections. */
 export interface CpuPerRequest { service: number; postgres: number; machine: number }
 
+/** The CPU spent since `before` (a cpuTimes reading), per request of `requests`. */
+function cpuPerRequestSince(service: Service, before: ReturnType<typeof cpuTimes>, requests: number): CpuPerRequest {
+  const after = cpuTimes(service);
+  const n = requests || 1;
+  return { service: (after.service - before.service) / n, postgres: (after.postgres - before.postgres) / n, machine: (after.machine - before.machine) / n };
+}
+
 /** One autocannon run of `request` against the service at 8 connections, with the CPU it cost per request. */
 export async function loadAt(service: Service, durationS: number, request: Record<string, unknown>): Promise<{ result: autocannon.Result; cpu: CpuPerRequest }> {
   const before = cpuTimes(service);
   const result = await autocannon({ url: service.base, connections: CONNECTIONS, duration: durationS, requests: [request] } as unknown as autocannon.Options);
-  const after = cpuTimes(service);
-  const requests = result.requests.total || 1;
-  return {
-    result,
-    cpu: {
-      service: (after.service - before.service) / requests,
-      postgres: (after.postgres - before.postgres) / requests,
-      machine: (after.machine - before.machine) / requests,
-    },
-  };
+  return { result, cpu: cpuPerRequestSince(service, before, result.requests.total) };
 }
 
 /** The bench's purchase: 1.00 USD at a POS in Hong Kong. */
@@ -266,13 +264,13 @@ export async function pacedAuthorizations(service: Service, world: World, durati
   await Promise.all(pending);
   const elapsedS = (performance.now() - started) / 1000;
   agent.destroy();
-  const cpuAfter = cpuTimes(service);
+  const cpu = cpuPerRequestSince(service, cpuBefore, total);
   const after = await approvedCount(service, world);
   latencies.sort((x, y) => x - y);
   return {
-    serviceCpuMsPerRequest: (cpuAfter.service - cpuBefore.service) / total,
-    postgresCpuMsPerRequest: (cpuAfter.postgres - cpuBefore.postgres) / total,
-    machineCpuMsPerRequest: (cpuAfter.machine - cpuBefore.machine) / total,
+    serviceCpuMsPerRequest: cpu.service,
+    postgresCpuMsPerRequest: cpu.postgres,
+    machineCpuMsPerRequest: cpu.machine,
     approvalsPerS: (after - before) / elapsedS,
     requestsPerS: total / elapsedS,
     p50: percentile(latencies, 50),

@@ -10,9 +10,11 @@
  *   the ratio to pgbench (median of the rounds), then the embedded database's figure (its own
  *   service, started after the PostgreSQL rounds so neither disturbs the other).
  *   Target: approvals/s >= 0.40 x pgbench TPC-B, p99 < 50 ms.
- * forwarding (issue 12): the same load with the partner's auth_url unset and set to a local partner
- *   (SDK handler in its own process, answering at once), alternating; the overhead is the difference, and the
- *   service's own recorded forwarding latency. Target: p99 overhead < 5 ms.
+ * forwarding (issue 12): the same requests, evenly paced at half the forwarded capacity measured first,
+ *   with the partner's auth_url unset and set to a local partner (SDK handler in its own process,
+ *   answering at once), alternating; prints the end-to-end difference, the service's recorded
+ *   forwarding latency minus the partner's own time, and the host's floor (a bare exchange between
+ *   two idle processes) alongside, which bounds it. Target: p99 overhead < 5 ms.
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import http from 'node:http';

@@ -551,7 +551,20 @@ function percentile(sorted: number[], p: number): number {
  * running, then alongside each round. Waking the other process and back is what every forwarding
  * pays on top of the partner's work, whatever the service does.
  */
-async function loopbackFloor(rate: number, requests = 400): Promise<{ p50: number; p99: number; max: number }> {
+interface Floor { p50: number; p99: number; max: number }
+
+/** A floor's figures, or the median of each over the rounds. */
+function floorText(floors: Floor[]): string {
+  const m = (k: keyof Floor) => median(floors.map((f) => f[k])).toFixed(2);
+  return `p50 ${m('p50')} ms  p99 ${m('p99')} ms  max ${m('max')} ms`;
+}
+
+/** One paced round, with the floor's bare exchange running alongside it for most of the round. */
+function pacedWithFloor(service: Service, world: World, rate: number): Promise<[LoadSample, Floor]> {
+  return Promise.all([pacedAuthorizations(service, world, DURATION_S, rate), loopbackFloor(rate, Math.round(DURATION_S * rate * 0.9))]);
+}
+
+async function loopbackFloor(rate: number, requests = 400): Promise<Floor> {
   const port = 18290;
   const server = fork(path.join(import.meta.dirname, 'plain-server.ts'), [], { env: { ...process.env, PORT: String(port) }, execArgv: ['--import', 'tsx'] });
   try {
@@ -595,13 +608,12 @@ export async function forwardingScenario(): Promise<boolean> {
     await loadAuthorizations(service, world, 2);
     await setForwarding(true);
     const capacity = (await loadAuthorizations(service, world, 3)).approvalsPerS;
-    const FORWARDING_RATE = FORWARDING_RATE_SET ?? Math.max(10, Math.round(capacity * FORWARDING_LOAD_SHARE));
-    console.log(`forwarded authorizations at saturation (8 connections, closed loop): ${capacity.toFixed(0)}/s; paced rate ${FORWARDING_RATE}/s${FORWARDING_RATE_SET ? ' (BENCH_FORWARDING_RATE)' : ` (${FORWARDING_LOAD_SHARE * 100} % of it)`}`);
-    const floor = await loopbackFloor(FORWARDING_RATE);
-    console.log(`host floor: a bare loopback HTTP exchange between two idle Node processes at ${FORWARDING_RATE}/s: p50 ${floor.p50.toFixed(2)} ms  p99 ${floor.p99.toFixed(2)} ms  max ${floor.max.toFixed(2)} ms`);
+    const rate = FORWARDING_RATE_SET ?? Math.max(10, Math.round(capacity * FORWARDING_LOAD_SHARE));
+    console.log(`forwarded authorizations at saturation (8 connections, closed loop): ${capacity.toFixed(0)}/s; paced rate ${rate}/s${FORWARDING_RATE_SET ? ' (BENCH_FORWARDING_RATE)' : ` (${FORWARDING_LOAD_SHARE * 100} % of it)`}`);
+    console.log(`host floor: a bare loopback HTTP exchange between two idle Node processes at ${rate}/s: ${floorText([await loopbackFloor(rate)])}`);
     const plain: LoadSample[] = [];
-    const floorUnderLoad: { p50: number; p99: number; max: number }[] = [];
-    const floorUnderForwarding: { p50: number; p99: number; max: number }[] = [];
+    const floorUnderLoad: Floor[] = [];
+    const floorUnderForwarding: Floor[] = [];
     const forwarded: LoadSample[] = [];
     const recorded: number[] = [];
     const excludingPartner: number[] = [];
@@ -610,19 +622,13 @@ export async function forwardingScenario(): Promise<boolean> {
       await setForwarding(false);
       // The same bare exchange as the floor, alongside this round's authorizations: what the host
       // does to any cross-process exchange under this load.
-      const [a, loaded] = await Promise.all([
-        pacedAuthorizations(service, world, DURATION_S, FORWARDING_RATE),
-        loopbackFloor(FORWARDING_RATE, Math.round(DURATION_S * FORWARDING_RATE * 0.9)),
-      ]);
+      const [a, loaded] = await pacedWithFloor(service, world, rate);
       floorUnderLoad.push(loaded);
       plain.push(a);
       console.log(line(`round ${round} no auth_url`, a));
       await setForwarding(true);
       const since = new Date();
-      const [b, loadedForwarding] = await Promise.all([
-        pacedAuthorizations(service, world, DURATION_S, FORWARDING_RATE),
-        loopbackFloor(FORWARDING_RATE, Math.round(DURATION_S * FORWARDING_RATE * 0.9)),
-      ]);
+      const [b, loadedForwarding] = await pacedWithFloor(service, world, rate);
       floorUnderForwarding.push(loadedForwarding);
       forwarded.push(b);
       console.log(line(`round ${round} local auth_url`, b));
@@ -643,11 +649,11 @@ export async function forwardingScenario(): Promise<boolean> {
     recorded.sort((x, y) => x - y);
     excludingPartner.sort((x, y) => x - y);
     excludingPartnerServer.sort((x, y) => x - y);
-    console.log(`\nmedian of ${ROUNDS} rounds, ${CONNECTIONS} connections at ${FORWARDING_RATE} requests/s offered, ${DURATION_S} s each:`);
+    console.log(`\nmedian of ${ROUNDS} rounds, ${CONNECTIONS} connections at ${rate} requests/s offered, ${DURATION_S} s each:`);
     console.log(`  without auth_url    p50 ${p50a.toFixed(1)} ms  p99 ${p99a.toFixed(1)} ms  ${median(plain.map((s) => s.approvalsPerS)).toFixed(0)} approvals/s`);
     console.log(`  with local auth_url p50 ${p50b.toFixed(1)} ms  p99 ${p99b.toFixed(1)} ms  ${median(forwarded.map((s) => s.approvalsPerS)).toFixed(0)} approvals/s`);
     console.log(`  overhead            p50 ${(p50b - p50a).toFixed(1)} ms  p99 ${(p99b - p99a).toFixed(1)} ms`);
-    console.log(`  host floor under the load without auth_url (the bare exchange alongside): p50 ${median(floorUnderLoad.map((f) => f.p50)).toFixed(2)} ms  p99 ${median(floorUnderLoad.map((f) => f.p99)).toFixed(2)} ms  max ${median(floorUnderLoad.map((f) => f.max)).toFixed(2)} ms`);
+    console.log(`  host floor under the load without auth_url (the bare exchange alongside): ${floorText(floorUnderLoad)}`);
     console.log(`  recorded forwarding latency (${recorded.length} forwardings): p50 ${percentile(recorded, 50)} ms  p99 ${percentile(recorded, 99)} ms`);
     const p99Own = percentile(excludingPartner, 99);
     console.log(`  the same minus the partner's own time: p50 ${percentile(excludingPartner, 50).toFixed(1)} ms  p99 ${p99Own.toFixed(1)} ms`);
@@ -657,7 +663,7 @@ export async function forwardingScenario(): Promise<boolean> {
     // The bound: a forwarding's leg holds one cross-process HTTP exchange, so its p99 cannot be
     // below that of a bare exchange between two idle processes run alongside the same load.
     const floorP99 = median(floorUnderForwarding.map((f) => f.p99));
-    console.log(`  host floor under the forwarding load (the bare exchange alongside): p50 ${median(floorUnderForwarding.map((f) => f.p50)).toFixed(2)} ms  p99 ${floorP99.toFixed(2)} ms  max ${median(floorUnderForwarding.map((f) => f.max)).toFixed(2)} ms`);
+    console.log(`  host floor under the forwarding load (the bare exchange alongside): ${floorText(floorUnderForwarding)}`);
     console.log(`  bound: the leg holds one such exchange, so its p99 cannot be expected below the floor's ${floorP99.toFixed(2)} ms (${floorP99 < 5 ? 'below' : 'not below'} the 5 ms target); the leg's p99 minus the partner's own time is ${Math.abs(p99Own - floorP99).toFixed(1)} ms ${p99Own >= floorP99 ? 'above' : 'below'} it`);
     const ok = p99Own < 5 && forwarded.every((s) => s.declined === 0 && s.errors === 0);
     console.log(`target forwarding overhead excluding the partner's own time p99 < 5 ms at ${CONNECTIONS} connections: ${ok ? 'MET' : 'NOT MET'}`);

@@ -1,5 +1,6 @@
 import { createHmac, randomInt, randomUUID } from 'node:crypto';
 import { LosslessNumber, isInteger, isSafeNumber, parse, stringify } from 'lossless-json';
+import type { Static, TSchema } from 'typebox';
 
 /**
  * The partner SDK core: signs requests as spec 5.2-5.3 with D6, sends JSON losslessly, and turns
@@ -24,6 +25,24 @@ export interface ClientOptions {
   maxRetryDelayMs?: number;
   /** Send a fresh Idempotency-Key (a UUID, kept across the retries) on every POST made with call(); default true. */
   autoIdempotencyKey?: boolean;
+}
+
+/**
+ * Per-call options, the last parameter of every resource method:
+ * `client.organizations.create(body, { idempotencyKey: 'my-key', timeoutMs: 5_000 })`.
+ * SignedHttpClient.call() is the one place that applies them.
+ */
+export interface CallOptions {
+  /** POST only: your own Idempotency-Key (a retry with the same key answers the original response); false sends none. */
+  idempotencyKey?: string | false;
+  /** Deadline of each attempt in ms, instead of the client's timeoutMs. */
+  timeoutMs?: number;
+  /** Retries of this call, instead of the client's maxRetries. */
+  maxRetries?: number;
+  /** Cancels the call (and its retries): it fails with CardServiceError ABORTED. */
+  signal?: AbortSignal;
+  /** Extra headers (not signed): a correlation id of yours, for example. */
+  headers?: Record<string, string>;
 }
 
 /** The response envelope of every endpoint (2.1). */
@@ -86,6 +105,8 @@ export interface RequestOptions {
   /** Overrides of the client's timeoutMs and maxRetries for this call. */
   timeoutMs?: number;
   maxRetries?: number;
+  /** Cancels the request. */
+  signal?: AbortSignal;
 }
 
 export interface RawResponse<T = unknown> {
@@ -95,9 +116,37 @@ export interface RawResponse<T = unknown> {
   envelope: Envelope<T>;
 }
 
+/**
+ * An exact decimal of the SDK (D4, issue 32): a LosslessNumber whose JSON form is its exact digits
+ * as a string, so `JSON.stringify(balance)` gives `{"available":"100.50"}` rather than the object's
+ * internals. The SDK itself still sends it as a JSON number with these digits.
+ */
+export class DecimalValue extends LosslessNumber {
+  toJSON(): string {
+    return this.value;
+  }
+}
+
+/**
+ * A request amount where the API says "exact decimal": `decimal('12.34')`, a bigint, or a response
+ * amount sent back. A JS number is refused by the types (and a fractional one at run time), since
+ * `0.1 + 0.2` is not 0.3.
+ */
+export type DecimalInput = LosslessNumber | bigint;
+
+/** Replaces every exact-decimal field of a request type (LosslessNumber | number) by DecimalInput. */
+export type AmountInput<T> = [Extract<T, LosslessNumber>] extends [never]
+  ? T extends readonly (infer U)[] ? AmountInput<U>[]
+    : T extends object ? { [K in keyof T]: AmountInput<T[K]> }
+    : T
+  : Exclude<T, LosslessNumber | number> | DecimalInput;
+
+/** The request type of a contract schema, amounts as DecimalInput. */
+export type RequestOf<S extends TSchema> = AmountInput<Static<S>>;
+
 /** Exact JSON numbers: amounts keep every digit (D4). Safe integers become numbers. */
 export function parseJsonLossless(text: string): unknown {
-  return parse(text, null, (value) => (isInteger(value) && isSafeNumber(value) ? Number(value) : new LosslessNumber(value)));
+  return parse(text, null, (value) => (isInteger(value) && isSafeNumber(value) ? Number(value) : new DecimalValue(value)));
 }
 
 export function stringifyJsonLossless(value: unknown): string {
@@ -105,15 +154,35 @@ export function stringifyJsonLossless(value: unknown): string {
 }
 
 /** A JSON number with exactly these digits, for request bodies: `decimal('0.123456789012345678')`. */
-export function decimal(text: string): LosslessNumber {
-  return new LosslessNumber(text);
+export function decimal(text: string): DecimalValue {
+  if (typeof text !== 'string') {
+    throw new CardServiceError('INVALID_ARGUMENT', `decimal() takes the digits as a string, e.g. decimal('12.34'), not ${typeof text}`, 0, null, null);
+  }
+  return new DecimalValue(text);
 }
 
 /** The digits of a JSON number from a response, as text. */
 export function decimalText(value: unknown): string {
   if (value instanceof LosslessNumber) return value.value;
-  if (typeof value === 'number') return String(value);
-  throw new TypeError(`not a JSON number: ${String(value)}`);
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  throw new CardServiceError('INVALID_ARGUMENT', `decimalText() takes an amount of a response, got ${value === null ? 'null' : typeof value}`, 0, null, null);
+}
+
+/**
+ * Refuses a JS number that is not a safe integer anywhere in a request body, naming its field: every
+ * fractional quantity of the API is an exact decimal (D4), and a float has already lost digits.
+ */
+export function assertNoFloats(value: unknown, path = 'body'): void {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) {
+      throw new CardServiceError('INVALID_ARGUMENT', `${path} is the JS number ${value}, which is not exact: `
+        + `send decimal('${Number.isFinite(value) ? value : '...'}') (the digits as a string) or a bigint`, 0, null, null);
+    }
+    return;
+  }
+  if (value === null || typeof value !== 'object' || value instanceof LosslessNumber) return;
+  if (Array.isArray(value)) value.forEach((item, i) => assertNoFloats(item, `${path}[${i}]`));
+  else for (const [key, item] of Object.entries(value)) assertNoFloats(item, `${path}.${key}`);
 }
 
 export function encodeQuery(query: Record<string, QueryValue>): string {
@@ -158,6 +227,34 @@ export function transportError(err: unknown, timeoutMs: number, url: string): Ca
   return new CardServiceError('NETWORK_ERROR', `cannot reach ${url}: ${reason}`, 0, null, null, null, { cause: err });
 }
 
+const optionError = (message: string) => new CardServiceError('INVALID_OPTIONS', message, 0, null, null);
+
+/** The constructor's options, checked up front so a missing one is named (never a bare TypeError later). */
+export function checkClientOptions(options: ClientOptions): void {
+  if (options === null || typeof options !== 'object') throw optionError('CardServiceClient needs options: { baseUrl, apiKey, secretKey }');
+  const { baseUrl, apiKey, secretKey } = options as Partial<ClientOptions>;
+  if (typeof baseUrl !== 'string' || baseUrl === '') throw optionError('option baseUrl is missing: the service address, e.g. https://cards.example.com');
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw optionError(`option baseUrl is not an absolute URL: ${JSON.stringify(baseUrl)}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw optionError(`option baseUrl must be http(s), not ${url.protocol}`);
+  for (const [name, value] of [['apiKey', apiKey], ['secretKey', secretKey]] as const) {
+    if (typeof value !== 'string' || value === '') {
+      throw optionError(`option ${name} is missing${value === undefined ? ' (undefined: is the environment variable set?)' : ` (got ${value === null ? 'null' : typeof value})`}`);
+    }
+  }
+  for (const name of ['timeoutMs', 'maxRetries', 'retryBaseDelayMs', 'maxRetryDelayMs'] as const) {
+    const value = options[name];
+    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
+      throw optionError(`option ${name} must be a non-negative number, got ${JSON.stringify(value)}`);
+    }
+  }
+  if (options.now !== undefined && typeof options.now !== 'function') throw optionError('option now must be a function returning epoch milliseconds');
+}
+
 export class SignedHttpClient {
   readonly baseUrl: string;
   readonly apiKey: string;
@@ -171,6 +268,7 @@ export class SignedHttpClient {
   private readonly autoIdempotencyKey: boolean;
 
   constructor(options: ClientOptions) {
+    checkClientOptions(options);
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.apiKey = options.apiKey;
     this.secretKey = options.secretKey;
@@ -215,10 +313,16 @@ export class SignedHttpClient {
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     let res: Response;
     let text: string;
+    const deadline = AbortSignal.timeout(timeoutMs);
     try {
-      res = await fetch(url, { method, headers, body: bodyText ?? undefined, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+      res = await fetch(url, {
+        method, headers, body: bodyText ?? undefined, redirect: 'manual', signal: options.signal ? AbortSignal.any([deadline, options.signal]) : deadline,
+      });
       text = await res.text();
     } catch (err) {
+      if (options.signal?.aborted) {
+        throw new CardServiceError('ABORTED', `the call to ${this.baseUrl + path} was aborted by its signal`, 0, null, null, null, { cause: err });
+      }
       throw transportError(err, timeoutMs, this.baseUrl + path);
     }
     let envelope: Envelope<T>;
@@ -250,7 +354,12 @@ export class SignedHttpClient {
    * otherwise) are retried on network errors, timeouts, 429, 409 and 5xx, with backoff; each
    * attempt is signed afresh (new timestamp and nonce).
    */
-  async call<T = unknown>(method: 'GET' | 'POST', path: string, options: RequestOptions = {}): Promise<T> {
+  async call<T = unknown>(method: 'GET' | 'POST', path: string, request: RequestOptions = {}, callOptions: CallOptions = {}): Promise<T> {
+    const options: RequestOptions = {
+      ...request, ...callOptions, headers: callOptions.headers ? { ...request.headers, ...callOptions.headers } : request.headers,
+    };
+    if (method === 'POST' && typeof options.body !== 'string') assertNoFloats(options.body);
+    if (options.signal?.aborted) throw new CardServiceError('ABORTED', `the call to ${this.baseUrl + path} was aborted before it was sent`, 0, null, null);
     const idempotencyKey = method !== 'POST' || options.idempotencyKey === false ? undefined
       : options.idempotencyKey ?? (this.autoIdempotencyKey ? randomUUID() : undefined);
     const retriable = method === 'GET' || idempotencyKey !== undefined;
@@ -268,7 +377,7 @@ export class SignedHttpClient {
         if (!(err instanceof CardServiceError)) throw err;
         failure = new CardServiceError(err.code, err.serviceMessage, err.httpStatus, err.data, err.envelope, err.requestId, { cause: err.cause, attempts: attempt });
       }
-      const wait = failure.retryable && attempt <= maxRetries ? this.retryDelay(attempt, retryAfter) : null;
+      const wait = failure.retryable && attempt <= maxRetries && !options.signal?.aborted ? this.retryDelay(attempt, retryAfter) : null;
       if (wait === null) throw failure;
       await sleep(wait);
     }

@@ -60,7 +60,7 @@ describe('low-balance alerts: balance-alert-set and the LOW_BALANCE worker (2.12
       const org = await newCompany(client);
       assert.equal(await client.funding.setBalanceAlert({
         organizationId: org.organizationId,
-        balanceSettings: [{ currency: 'USD', threshold: decimal('100.50') }, { currency: 'HKD', threshold: 0 }],
+        balanceSettings: [{ currency: 'USD', threshold: decimal('100.50') }, { currency: 'HKD', threshold: decimal('0') }],
         emailSettings: ['ops@example.com', 'cfo@example.com'],
       }), null);
       let config = await client.funding.queryBalanceAlert(org.organizationId);
@@ -97,7 +97,7 @@ describe('low-balance alerts: balance-alert-set and the LOW_BALANCE worker (2.12
       await refuse({ balanceSettings: [{ currency: 'USD', threshold: '10.00' }] }, 'DAPI_PARAM_INVALID', 'threshold');
       await refuse({ balanceSettings: [{ currency: 'USD', thresholdAmount: decimal('0.001') }] }, 'DAPI_PARAM_INVALID', 'thresholdAmount');
       const longest = 'm'.repeat(116) + '@example.com';
-      await client.funding.setBalanceAlert({ organizationId: org.organizationId, balanceSettings: [{ currency: 'USD', threshold: 0 }], emailSettings: [longest] });
+      await client.funding.setBalanceAlert({ organizationId: org.organizationId, balanceSettings: [{ currency: 'USD', threshold: decimal('0') }], emailSettings: [longest] });
       assert.deepEqual((await client.funding.queryBalanceAlert(org.organizationId)).emailSettings, [longest]);
       await refuse({ balanceSettings: [{ currency: 'USD', threshold: 0 }], emailSettings: ['m' + longest] }, 'DAPI_PARAM_INVALID', 'emailSettings');
       await refuse({ balanceSettings: [{ currency: 'USD', threshold: 0 }], emailSettings: ['not-an-email'] }, 'DAPI_PARAM_INVALID', 'emailSettings');
@@ -110,9 +110,9 @@ describe('low-balance alerts: balance-alert-set and the LOW_BALANCE worker (2.12
       const usdOnly = await newCompany(client, { fundingCurrencies: ['USD'] });
       await expectSetRefused(usdOnly.organizationId, { balanceSettings: [{ currency: 'HKD', threshold: 1 }] }, 'BALANCE_ALERT_CURRENCY_NO_POOL');
       await expectSetRefused(usdOnly.organizationId, { balanceSettings: [{ currency: 'USD', threshold: 1 }, { currency: 'HKD', threshold: 1 }] }, 'BALANCE_ALERT_CURRENCY_NO_POOL');
-      await expectCode(client.funding.setBalanceAlert({ organizationId: 'org-missing', balanceSettings: [{ currency: 'USD', threshold: 1 }] }), 'SUBJECT_INVALID');
+      await expectCode(client.funding.setBalanceAlert({ organizationId: 'org-missing', balanceSettings: [{ currency: 'USD', threshold: decimal('1') }] }), 'SUBJECT_INVALID');
       const { client: other } = await svc.newPartner();
-      await expectCode(other.funding.setBalanceAlert({ organizationId: usdOnly.organizationId, balanceSettings: [{ currency: 'USD', threshold: 1 }] }), 'SUBJECT_INVALID');
+      await expectCode(other.funding.setBalanceAlert({ organizationId: usdOnly.organizationId, balanceSettings: [{ currency: 'USD', threshold: decimal('1') }] }), 'SUBJECT_INVALID');
       await expectCode(other.funding.queryBalanceAlert(usdOnly.organizationId), 'SUBJECT_INVALID');
       await admin(svc).terminateOrganization(usdOnly.organizationId);
       await expectSetRefused(usdOnly.organizationId, { balanceSettings: [{ currency: 'USD', threshold: 1 }] }, 'SUBJECT_INVALID');
@@ -204,7 +204,7 @@ describe('low-balance alerts: balance-alert-set and the LOW_BALANCE worker (2.12
       await scanLowBalances(svc.ctx);
       assert.equal((await lowBalanceEvents(org.organizationId)).length, 1);
 
-      await client.funding.setBalanceAlert({ organizationId: org.organizationId, balanceSettings: [{ currency: 'USD', threshold: decimal('30.00') }, { currency: 'HKD', threshold: 0 }] });
+      await client.funding.setBalanceAlert({ organizationId: org.organizationId, balanceSettings: [{ currency: 'USD', threshold: decimal('30.00') }, { currency: 'HKD', threshold: decimal('0') }] });
       await scanLowBalances(svc.ctx);
       events = await lowBalanceEvents(org.organizationId);
       assert.deepEqual(events.map((e) => [e.currency, money(e.threshold)]), [['USD', '20.00'], ['USD', '30.00']], 'threshold 0 never fires on an empty pool');

@@ -17,10 +17,11 @@ const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
-const PARTNER_SCRIPT = `
-import { CardServiceClient, CardServiceError, decimal, decimalText } from 'card-issuing-sdk';
-import net from 'node:net';
+/** The partner script, for both module systems: `load` is its first line (import or require). */
+const partnerScript = (load: string) => `${load}
+const net = netModule;
 
+(async () => {
 const { BASE_URL, API_KEY, SECRET_KEY, CLOSED_PORT } = process.env;
 const client = new CardServiceClient({ baseUrl: BASE_URL, apiKey: API_KEY, secretKey: SECRET_KEY });
 const out = {};
@@ -33,6 +34,7 @@ out.orgStatus = org.status;
 const deposit = await client.sandbox.deposit({ subjectType: 'ORGANIZATION', subjectId: org.organizationId, currency: 'USD', amount: decimal('1234.56') });
 const balance = await client.funding.balance(org.organizationId);
 out.available = decimalText(balance.pools[0].available);
+out.balanceJson = JSON.stringify(balance.pools[0]);
 for (let i = 0; i < 4; i++) {
   await client.customers.create({ organizationId: org.organizationId, customerRef: 'emp-' + i, firstName: 'Emp', lastName: 'No' + i,
     phoneCountryCode: 'HK', phoneNumber: '9123456' + i, email: 'e' + i + '@example.com' });
@@ -44,39 +46,70 @@ try {
 } catch (err) {
   out.duplicate = { isSdkError: err instanceof CardServiceError, code: err.code, httpStatus: err.httpStatus, requestId: err.requestId };
 }
+try { await client.sandbox.deposit({ subjectType: 'ORGANIZATION', subjectId: org.organizationId, currency: 'USD', amount: 0.1 + 0.2 }); } catch (err) {
+  out.float = { code: err.code, message: err.message };
+}
+try { new CardServiceClient({ baseUrl: BASE_URL, apiKey: undefined, secretKey: SECRET_KEY }); } catch (err) {
+  out.noKey = { isSdkError: err instanceof CardServiceError, code: err.code, message: err.message };
+}
+try { new CardServiceClient({ apiKey: API_KEY, secretKey: SECRET_KEY }); } catch (err) { out.noUrl = { code: err.code, message: err.message }; }
+try { verifyWebhook({ apiKey: API_KEY, secretKey: SECRET_KEY, headers: {}, body: { eventId: 'x' } }); } catch (err) {
+  out.parsedBody = { isWebhookError: err instanceof WebhookVerificationError, code: err.code, message: err.message };
+}
 const down = new CardServiceClient({ baseUrl: 'http://127.0.0.1:' + CLOSED_PORT, apiKey: API_KEY, secretKey: SECRET_KEY, maxRetries: 1, retryBaseDelayMs: 10 });
 try { await down.partner.settings(); } catch (err) {
   out.down = { isSdkError: err instanceof CardServiceError, code: err.code, httpStatus: err.httpStatus, attempts: err.attempts };
 }
 const silent = net.createServer(() => {}).listen(0, '127.0.0.1');
 await new Promise((r) => silent.once('listening', r));
-const slow = new CardServiceClient({ baseUrl: 'http://127.0.0.1:' + silent.address().port, apiKey: API_KEY, secretKey: SECRET_KEY, timeoutMs: 200, maxRetries: 0 });
-try { await slow.partner.settings(); } catch (err) { out.slow = { code: err.code, isSdkError: err instanceof CardServiceError }; }
+const slow = new CardServiceClient({ baseUrl: 'http://127.0.0.1:' + silent.address().port, apiKey: API_KEY, secretKey: SECRET_KEY, maxRetries: 0 });
+try { await slow.partner.settings({ timeoutMs: 200 }); } catch (err) { out.slow = { code: err.code, isSdkError: err instanceof CardServiceError }; }
 silent.close();
 out.depositOk = deposit !== undefined;
 console.log(JSON.stringify(out));
 process.exit(0);
+})().catch((err) => { console.error(err); process.exit(1); });
 `;
+const ESM_LOAD = "import { CardServiceClient, CardServiceError, WebhookVerificationError, decimal, decimalText, verifyWebhook } from 'card-issuing-sdk';\nimport * as netModule from 'node:net';";
+const CJS_LOAD = "const { CardServiceClient, CardServiceError, WebhookVerificationError, decimal, decimalText, verifyWebhook } = require('card-issuing-sdk');\nconst netModule = require('node:net');";
 
+/**
+ * The TypeScript partner: type-checked with tsc against the package's declarations (the ESM or the
+ * CommonJS ones, by the project's module system), then compiled and run against the service.
+ */
 const TYPED_SCRIPT = `
-import { CardServiceClient, CardServiceError, type Organization, type PageOf } from 'card-issuing-sdk';
-const client = new CardServiceClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', secretKey: 's', timeoutMs: 1000, maxRetries: 1 });
-export async function names(): Promise<string[]> {
-  const out: string[] = [];
-  for await (const org of client.organizations.listAll()) {
-    const o: Organization = org;
-    out.push(o.organizationName);
-  }
-  const page: PageOf<string> = { page: 1, pageSize: 1, total: 0, result: [] };
-  void page;
-  return out;
-}
-export function describe(err: unknown): string {
+import { CardServiceClient, CardServiceError, decimal, type Organization, type PageOf, type DepositParams } from 'card-issuing-sdk';
+
+export function describeError(err: unknown): string {
   return err instanceof CardServiceError ? \`\${err.code} \${err.httpStatus} \${err.requestId ?? '-'}\` : 'other';
 }
+
+// Never called: the types refuse a JS number where the API takes an exact decimal (issue 32).
+export function refusedAtCompileTime(client: CardServiceClient, organizationId: string): void {
+  // @ts-expect-error a float amount does not type-check
+  const bad: DepositParams = { subjectType: 'ORGANIZATION', subjectId: organizationId, currency: 'USD', amount: 12.5 };
+  void bad;
+  // @ts-expect-error per-call options are typed
+  void client.partner.settings({ timeoutMs: 'soon' });
+}
+
+async function main(): Promise<void> {
+  const client = new CardServiceClient({ baseUrl: process.env.BASE_URL!, apiKey: process.env.API_KEY!, secretKey: process.env.SECRET_KEY!, maxRetries: 1 });
+  const body = { organizationRef: 'typed-org', organizationName: 'Typed Ltd', companyRegistrationNumber: 'T-1', countryCode: 'HK', fundingCurrencies: ['USD' as const] };
+  // Per-call options: the caller's own Idempotency-Key; the second call answers the first one's response.
+  const first: Organization = await client.organizations.create(body, { idempotencyKey: 'typed-key-1', timeoutMs: 10_000 });
+  const again: Organization = await client.organizations.create(body, { idempotencyKey: 'typed-key-1' });
+  await client.sandbox.deposit({ subjectType: 'ORGANIZATION', subjectId: first.organizationId, currency: 'USD', amount: decimal('10.25') });
+  const names: string[] = [];
+  for await (const org of client.organizations.listAll({}, { timeoutMs: 5_000 })) names.push(org.organizationName);
+  const page: PageOf<string> = { page: 1, pageSize: 1, total: 0, result: [] };
+  const balance = await client.funding.balance(first.organizationId);
+  console.log(JSON.stringify({ sameOrg: first.organizationId === again.organizationId, names, empty: page.result.length, pool: balance.pools[0] }));
+}
+main().catch((err) => { console.error(describeError(err), err); process.exit(1); });
 `;
 
-describe('SDK as an installable package (issue 14)', () => {
+describe('SDK as an installable package (issues 14, 32)', () => {
   let svc: TestService;
   let dir: string;
 
@@ -90,72 +123,100 @@ describe('SDK as an installable package (issue 14)', () => {
     await closeTestDatabase();
   });
 
-  it('declares its package: name, version, exports with types, dependencies it imports', () => {
+  it('declares its package: name, version, exports for import and require with types, dependencies it imports', () => {
     const pkg = JSON.parse(readFileSync(path.join(ROOT, 'sdk', 'package.json'), 'utf8'));
     assert.equal(pkg.name, 'card-issuing-sdk');
     assert.match(pkg.version, /^\d+\.\d+\.\d+$/);
-    assert.equal(pkg.exports['.'].types, './dist/index.d.ts');
-    assert.equal(pkg.exports['.'].import, './dist/index.js');
+    assert.deepEqual(pkg.exports['.'], {
+      import: { types: './dist/esm/index.d.ts', default: './dist/esm/index.js' },
+      require: { types: './dist/cjs/index.d.ts', default: './dist/cjs/index.js' },
+    });
     assert.ok(pkg.dependencies['lossless-json'], 'lossless-json is declared');
     assert.ok(pkg.dependencies.typebox, 'typebox (types of the contract) is declared');
     assert.ok(pkg.dependencies.ws, 'ws (the push subscription on Node 20, which has no WebSocket client) is declared');
   });
 
-  it('is compiled, packed, installed into an empty project offline, and works from plain JavaScript and TypeScript', { timeout: 180_000 }, async () => {
-    // A copy of sdk/ (the checkout stays clean); its node_modules link resolves typebox, lossless-json and @types/node.
-    const sdk = path.join(dir, 'sdk');
-    cpSync(path.join(ROOT, 'sdk'), sdk, { recursive: true, filter: (src) => !/[\\/](dist|node_modules)$/.test(src) });
-    symlinkSync(path.join(ROOT, 'node_modules'), path.join(sdk, 'node_modules'));
-    await run(process.execPath, [TSC, '-p', path.join(sdk, 'tsconfig.json')]);
-    await run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: sdk });
-    for (const dep of ['lossless-json', 'typebox', 'ws']) {
-      await run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: path.join(ROOT, 'node_modules', dep) });
-    }
-    const tarballs = readdirSync(dir).filter((f) => f.endsWith('.tgz'));
-    const sdkTarball = tarballs.find((f) => f.startsWith('card-issuing-sdk-'))!;
-    assert.ok(sdkTarball, `packed: ${tarballs.join(', ')}`);
-    const listing = (await run('tar', ['-tzf', path.join(dir, sdkTarball)])).stdout;
-    assert.match(listing, /package\/dist\/index\.js/);
-    assert.match(listing, /package\/dist\/index\.d\.ts/);
-    assert.doesNotMatch(listing, /package\/client\.ts|node_modules/, 'only the build, no sources');
+  it('is built, packed, installed offline into ESM and CommonJS projects, and works from JavaScript and TypeScript in both',
+    { timeout: 300_000 }, async () => {
+      // A copy of sdk/ (the checkout stays clean); its node_modules link resolves typebox, lossless-json, typescript and @types/node.
+      const sdk = path.join(dir, 'sdk');
+      cpSync(path.join(ROOT, 'sdk'), sdk, { recursive: true, filter: (src) => !/[\\/](dist|node_modules)$/.test(src) });
+      symlinkSync(path.join(ROOT, 'node_modules'), path.join(sdk, 'node_modules'));
+      // `npm pack` runs prepack, the package's own build (ESM and CommonJS).
+      await run('npm', ['pack', '--pack-destination', dir], { cwd: sdk });
+      for (const dep of ['lossless-json', 'typebox', 'ws']) {
+        await run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: path.join(ROOT, 'node_modules', dep) });
+      }
+      const tarballs = readdirSync(dir).filter((f) => f.endsWith('.tgz'));
+      const sdkTarball = tarballs.find((f) => f.startsWith('card-issuing-sdk-'))!;
+      assert.ok(sdkTarball, `packed: ${tarballs.join(', ')}`);
+      const listing = (await run('tar', ['-tzf', path.join(dir, sdkTarball)])).stdout;
+      for (const file of ['dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'dist/cjs/package.json']) {
+        assert.ok(listing.includes(`package/${file}`), `${file} is in the tarball`);
+      }
+      assert.doesNotMatch(listing, /package\/client\.ts|node_modules/, 'only the build, no sources');
 
-    const app = path.join(dir, 'app');
-    mkdirSync(app);
-    writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'partner-app', version: '1.0.0', private: true, type: 'module' }));
-    await run('npm', ['install', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', ...tarballs.map((t) => path.join(dir, t))], { cwd: app });
-
-    const closedPort = await new Promise<number>((resolve) => {
-      const server = net.createServer().listen(0, '127.0.0.1', () => {
-        const { port } = server.address() as net.AddressInfo;
-        server.close(() => resolve(port));
+      const closedPort = await new Promise<number>((resolve) => {
+        const server = net.createServer().listen(0, '127.0.0.1', () => {
+          const { port } = server.address() as net.AddressInfo;
+          server.close(() => resolve(port));
+        });
       });
-    });
-    const { partner } = await svc.newPartner();
-    writeFileSync(path.join(app, 'partner.mjs'), PARTNER_SCRIPT);
-    const { stdout } = await run(process.execPath, ['partner.mjs'], {
-      cwd: app, env: { ...process.env, BASE_URL: svc.baseUrl, API_KEY: partner.apiKey!, SECRET_KEY: partner.secretKey!, CLOSED_PORT: String(closedPort) },
-    });
-    const out = JSON.parse(stdout.trim().split('\n').at(-1)!);
-    assert.equal(out.partnerId, partner.partnerId);
-    assert.equal(out.orgStatus, 'ACTIVE');
-    assert.equal(out.available, '1234.56', 'exact amount through the packaged lossless parser');
-    assert.deepEqual([...out.iterated].sort(), ['emp-0', 'emp-1', 'emp-2', 'emp-3'], 'the async iterator walked both pages');
-    assert.equal(out.duplicate.isSdkError, true);
-    assert.equal(out.duplicate.code, 'ORGANIZATION_REF_DUPLICATE');
-    assert.equal(out.duplicate.httpStatus, 200);
-    assert.match(out.duplicate.requestId, /^[0-9a-f-]{36}$/);
-    assert.deepEqual(out.down, { isSdkError: true, code: 'NETWORK_ERROR', httpStatus: 0, attempts: 2 });
-    assert.deepEqual(out.slow, { code: 'TIMEOUT', isSdkError: true });
 
-    // TypeScript: the declarations resolve through the package's exports.
-    writeFileSync(path.join(app, 'typed.ts'), TYPED_SCRIPT);
-    writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: false,
-        types: ['node'], typeRoots: [path.join(ROOT, 'node_modules', '@types')] },
-      files: ['typed.ts'],
-    }));
-    await run(process.execPath, [TSC, '-p', path.join(app, 'tsconfig.json')]).catch((err) => {
-      assert.fail(`TypeScript use of the package does not compile:\n${err.stdout}${err.stderr}`);
+      for (const type of ['module', 'commonjs'] as const) {
+        const app = path.join(dir, `app-${type}`);
+        mkdirSync(app);
+        writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: `partner-app-${type}`, version: '1.0.0', private: true, type }));
+        await run('npm', ['install', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', ...tarballs.map((t) => path.join(dir, t))], { cwd: app });
+
+        // Plain JavaScript: import in an ES module, require() in a CommonJS one.
+        const { partner } = await svc.newPartner();
+        const env = { ...process.env, BASE_URL: svc.baseUrl, API_KEY: partner.apiKey!, SECRET_KEY: partner.secretKey!, CLOSED_PORT: String(closedPort) };
+        const script = type === 'module' ? 'partner.mjs' : 'partner.cjs';
+        writeFileSync(path.join(app, script), partnerScript(type === 'module' ? ESM_LOAD : CJS_LOAD));
+        const { stdout } = await run(process.execPath, [script], { cwd: app, env }).catch((err) => assert.fail(`${type} JavaScript: ${err.stdout}${err.stderr}`));
+        const out = JSON.parse(stdout.trim().split('\n').at(-1)!);
+        assert.equal(out.partnerId, partner.partnerId, type);
+        assert.equal(out.orgStatus, 'ACTIVE');
+        assert.equal(out.available, '1234.56', 'exact amount through the packaged lossless parser');
+        assert.match(out.balanceJson, /"available":"1234\.56"/, 'JSON.stringify of an amount is its exact decimal text');
+        assert.doesNotMatch(out.balanceJson, /isLosslessNumber/);
+        assert.deepEqual([...out.iterated].sort(), ['emp-0', 'emp-1', 'emp-2', 'emp-3'], 'the async iterator walked both pages');
+        assert.equal(out.duplicate.isSdkError, true);
+        assert.equal(out.duplicate.code, 'ORGANIZATION_REF_DUPLICATE');
+        assert.equal(out.duplicate.httpStatus, 200);
+        assert.match(out.duplicate.requestId, /^[0-9a-f-]{36}$/);
+        assert.equal(out.float.code, 'INVALID_ARGUMENT', 'a JS float amount is refused before sending');
+        assert.match(out.float.message, /body\.amount/, 'naming the field');
+        assert.equal(out.noKey.isSdkError, true);
+        assert.equal(out.noKey.code, 'INVALID_OPTIONS');
+        assert.match(out.noKey.message, /option apiKey is missing/);
+        assert.equal(out.noUrl.code, 'INVALID_OPTIONS');
+        assert.match(out.noUrl.message, /option baseUrl is missing/);
+        assert.equal(out.parsedBody.isWebhookError, true);
+        assert.equal(out.parsedBody.code, 'RAW_BODY_REQUIRED');
+        assert.match(out.parsedBody.message, /raw body/);
+        assert.deepEqual(out.down, { isSdkError: true, code: 'NETWORK_ERROR', httpStatus: 0, attempts: 2 });
+        assert.deepEqual(out.slow, { code: 'TIMEOUT', isSdkError: true }, 'the per-call timeoutMs applies');
+
+        // TypeScript: type-checked against the declarations this module system resolves, then compiled and run.
+        writeFileSync(path.join(app, 'typed.ts'), TYPED_SCRIPT);
+        const module = type === 'module' ? 'NodeNext' : 'Node16';
+        writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify({
+          compilerOptions: { target: 'ES2022', module, moduleResolution: module, strict: true, skipLibCheck: false, outDir: 'out',
+            types: ['node'], typeRoots: [path.join(ROOT, 'node_modules', '@types')] },
+          files: ['typed.ts'],
+        }));
+        await run(process.execPath, [TSC, '-p', path.join(app, 'tsconfig.json')]).catch((err) => {
+          assert.fail(`TypeScript (${type}) use of the package does not compile:\n${err.stdout}${err.stderr}`);
+        });
+        const emitted = readFileSync(path.join(app, 'out', 'typed.js'), 'utf8');
+        assert.match(emitted, type === 'module' ? /from 'card-issuing-sdk'/ : /require\("card-issuing-sdk"\)/, `compiled as ${type}`);
+        const typed = await run(process.execPath, [path.join('out', 'typed.js')], { cwd: app, env }).catch((err) => assert.fail(`${type} TypeScript run: ${err.stdout}${err.stderr}`));
+        const result = JSON.parse(typed.stdout.trim().split('\n').at(-1)!);
+        assert.equal(result.sameOrg, true, 'the same idempotencyKey answered the first organization');
+        assert.deepEqual(result.names.filter((n: string) => n === 'Typed Ltd'), ['Typed Ltd'], 'one organization, not two');
+        assert.equal(result.pool.available, '10.25');
+      }
     });
-  });
 });

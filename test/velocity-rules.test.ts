@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
 import { dec, digits, expectCode, newOrganization, uniq } from './helpers/velocity-fixtures.ts';
 import type { CardServiceClient, CreatedPartner, CreateRuleParams, VelocityRule } from '../sdk/index.ts';
+import { stringifyJsonLossless } from '../sdk/index.ts';
 
 /** Velocity rules end to end (2.10, 4.7, D9, D30, D31, D47): create, read, list, update, status, versions. */
 
@@ -118,11 +119,16 @@ describe('velocity rules (2.10, 4.7, D30, D31)', () => {
         [{ amountLimits: [{ currency: 'USD', daily: dec('10') }, { currency: 'USD', monthly: dec('10') }] }, 'purchaseControl.amountLimits[1].currency'],
         [{ amountLimits: [{ currency: 'USD' }] }, 'purchaseControl.amountLimits[0]'],
         [{ countLimits: { daily: 0 } }, 'countLimits.daily'],
-        [{ countLimits: { daily: 1.5 } }, 'countLimits.daily'],
       ];
       for (const [purchaseControl, field] of bad) {
         await expectCode(client.velocity.createRule(purchaseOnly({ purchaseControl })), 'DAPI_PARAM_INVALID', field);
       }
+      // A fractional count: the SDK refuses the JS float before sending (issue 32); sent as text, the service refuses it.
+      const fractional = purchaseOnly({ purchaseControl: { countLimits: { daily: 1.5 } } });
+      const refused = await client.velocity.createRule(fractional).then(() => null, (err: Error & { code?: string }) => err);
+      assert.equal(refused?.code, 'INVALID_ARGUMENT');
+      assert.match(refused!.message, /body\.purchaseControl\.countLimits\.daily/);
+      await expectCode(client.http.call('POST', '/open-api-corp/velocity/v1/create-rule', { body: stringifyJsonLossless(fractional) }), 'DAPI_PARAM_INVALID', 'countLimits.daily');
       await expectCode(client.velocity.createRule({ organizationId: orgId, ruleRef: uniq('ref'), ruleName: 'x', mccControl: { filterType: 'WHITELIST', values: ['12345'] } }), 'DAPI_PARAM_INVALID', 'mccControl.values');
       await expectCode(client.velocity.createRule({ organizationId: orgId, ruleRef: uniq('ref'), ruleName: 'x', mccControl: { filterType: 'GREYLIST' as 'WHITELIST', values: ['1234'] } }), 'DAPI_PARAM_INVALID', 'filterType');
       await expectCode(client.velocity.createRule({ organizationId: orgId, ruleRef: uniq('ref'), ruleName: 'x', geographicControl: { filterType: 'WHITELIST', values: [] } }), 'DAPI_PARAM_INVALID', 'geographicControl.values');

@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import { paginate, type SignedHttpClient } from '../client.ts';
+import { paginate, type CallOptions, type RequestOf, type SignedHttpClient } from '../client.ts';
 import type {
   ApplyCardBody, ApplyView, BalanceAmounts as BalanceAmountsSchema, BalanceMode as BalanceModeSchema, CardNetwork as CardNetworkSchema,
   CardPage as CardPageSchema, CardStatus as CardStatusSchema, CardSubjectType as CardSubjectTypeSchema, CardView, DepositAccountView,
@@ -35,7 +35,7 @@ export type CardProfile = Static<typeof ProfileView>;
  * `subjectId` the organizationId (company card) or customerId (employee card);
  * `custodianCustomerId` is required for a company card: a current employee with approved KYC.
  */
-export type ApplyCardParams = Static<typeof ApplyCardBody>;
+export type ApplyCardParams = RequestOf<typeof ApplyCardBody>;
 
 export type CardApplication = Static<typeof ApplyView>;
 
@@ -49,7 +49,7 @@ export type DepositAccount = Static<typeof DepositAccountView>;
 export type BalanceAmounts = Static<typeof BalanceAmountsSchema>;
 
 /** `externalTranId` is the idempotency key, unique per partner: a repeat is EXTERNAL_TRAN_ID_DUPLICATE and moves nothing. */
-export type TransferParams = Static<typeof TransferBody>;
+export type TransferParams = RequestOf<typeof TransferBody>;
 
 export type Transfer = Static<typeof TransferView>;
 
@@ -61,8 +61,8 @@ export class CardsResource {
    * Card profiles offered to you (D22).
    * @example const { result } = await client.cards.listProfiles({ balanceMode: 'DEDICATED' });
    */
-  listProfiles(params: ListProfilesParams = {}): Promise<Static<typeof ProfilePage>> {
-    return this.http.call('GET', '/open-api-corp/card/v1/list-profiles', { query: { ...params } });
+  listProfiles(params: ListProfilesParams = {}, options?: CallOptions): Promise<Static<typeof ProfilePage>> {
+    return this.http.call('GET', '/open-api-corp/card/v1/list-profiles', { query: { ...params } }, options);
   }
 
   /**
@@ -70,48 +70,48 @@ export class CardsResource {
    * CARD_CREATED / CARD_REJECTED.
    * @example const { cardApplyId } = await client.cards.apply({ organizationId, cardApplyRef: 'ref-1', cardProfileId: 'sbx-visa-shared', subjectType: 'CUSTOMER', subjectId: customerId });
    */
-  apply(params: ApplyCardParams): Promise<CardApplication> {
-    return this.http.call('POST', '/open-api-corp/card/v1/apply', { body: params });
+  apply(params: ApplyCardParams, options?: CallOptions): Promise<CardApplication> {
+    return this.http.call('POST', '/open-api-corp/card/v1/apply', { body: params }, options);
   }
 
   /** @example const application = await client.cards.queryApply(cardApplyId); */
-  queryApply(cardApplyId: string): Promise<CardApplication> {
-    return this.http.call('GET', '/open-api-corp/card/v1/query-apply', { query: { cardApplyId } });
+  queryApply(cardApplyId: string, options?: CallOptions): Promise<CardApplication> {
+    return this.http.call('GET', '/open-api-corp/card/v1/query-apply', { query: { cardApplyId } }, options);
   }
 
   /** The application by cardOrderRef (= cardApplyRef). @example await client.cards.cardOrder('ref-1'); */
-  cardOrder(cardOrderRef: string): Promise<CardApplication> {
-    return this.http.call('GET', '/open-api/card-order/v1/detail', { query: { cardOrderRef } });
+  cardOrder(cardOrderRef: string, options?: CallOptions): Promise<CardApplication> {
+    return this.http.call('GET', '/open-api/card-order/v1/detail', { query: { cardOrderRef } }, options);
   }
 
   /** @example const card = await client.cards.query(cardId); */
-  query(cardId: string): Promise<Card> {
-    return this.http.call('GET', '/open-api-corp/card/v1/query', { query: { cardId } });
+  query(cardId: string, options?: CallOptions): Promise<Card> {
+    return this.http.call('GET', '/open-api-corp/card/v1/query', { query: { cardId } }, options);
   }
 
   /** @example const page = await client.cards.list({ organizationId, status: 'ACTIVE' }); */
-  list(params: ListCardsParams): Promise<Static<typeof CardPageSchema>> {
-    return this.http.call('GET', '/open-api-corp/card/v1/list', { query: { ...params } });
+  list(params: ListCardsParams, options?: CallOptions): Promise<Static<typeof CardPageSchema>> {
+    return this.http.call('GET', '/open-api-corp/card/v1/list', { query: { ...params } }, options);
   }
   /** Every card matching the filter, page after page (async iterator). */
-  listAll(params: Omit<ListCardsParams, 'page'>) {
-    return paginate((page) => this.list({ ...params, page, pageSize: params.pageSize ?? 100 }));
+  listAll(params: Omit<ListCardsParams, 'page'>, options?: CallOptions) {
+    return paginate((page) => this.list({ ...params, page, pageSize: params.pageSize ?? 100 }, options));
   }
 
 
   /** @example await client.cards.block(cardId); */
-  block(cardId: string): Promise<Card> {
-    return this.http.call('POST', '/open-api-corp/card/v1/block', { body: { cardId } });
+  block(cardId: string, options?: CallOptions): Promise<Card> {
+    return this.http.call('POST', '/open-api-corp/card/v1/block', { body: { cardId } }, options);
   }
 
   /** @example await client.cards.unblock(cardId); */
-  unblock(cardId: string): Promise<Card> {
-    return this.http.call('POST', '/open-api-corp/card/v1/unblock', { body: { cardId } });
+  unblock(cardId: string, options?: CallOptions): Promise<Card> {
+    return this.http.call('POST', '/open-api-corp/card/v1/unblock', { body: { cardId } }, options);
   }
 
   /** @example await client.cards.cancel(cardId); */
-  cancel(cardId: string): Promise<Card> {
-    return this.http.call('POST', '/open-api-corp/card/v1/cancel', { body: { cardId } });
+  cancel(cardId: string, options?: CallOptions): Promise<Card> {
+    return this.http.call('POST', '/open-api-corp/card/v1/cancel', { body: { cardId } }, options);
   }
 
   /**
@@ -119,25 +119,25 @@ export class CardsResource {
    * right before display; never store or cache the result.
    * @example const card = decryptSecureCard(secretKey, await client.cards.retrieveSecureCard(cardId));
    */
-  retrieveSecureCard(cardId: string): Promise<EncryptedSecureCard> {
-    return this.http.call('POST', '/open-api-corp/card/v1/retrieve-secure-card', { body: { cardId } });
+  retrieveSecureCard(cardId: string, options?: CallOptions): Promise<EncryptedSecureCard> {
+    return this.http.call('POST', '/open-api-corp/card/v1/retrieve-secure-card', { body: { cardId } }, options);
   }
 
   /** Opens receiving accounts for a dedicated card. @example await client.cards.openVa(cardId, ['USD']); */
-  openVa(cardId: string, fundingCurrencies: string[]): Promise<null> {
-    return this.http.call('POST', '/open-api-corp/card/v1/open-va', { body: { cardId, fundingCurrencies } });
+  openVa(cardId: string, fundingCurrencies: string[], options?: CallOptions): Promise<null> {
+    return this.http.call('POST', '/open-api-corp/card/v1/open-va', { body: { cardId, fundingCurrencies } }, options);
   }
 
   /** @example const accounts = await client.cards.depositAccounts('CARD', cardId); */
-  depositAccounts(subjectType: 'CARD' | 'ORGANIZATION', subjectId: string): Promise<DepositAccount[]> {
-    return this.http.call('GET', '/open-api-corp/fund/v1/deposit-account', { query: { subjectType, subjectId } });
+  depositAccounts(subjectType: 'CARD' | 'ORGANIZATION', subjectId: string, options?: CallOptions): Promise<DepositAccount[]> {
+    return this.http.call('GET', '/open-api-corp/fund/v1/deposit-account', { query: { subjectType, subjectId } }, options);
   }
 
   /**
    * Moves money between the company pool and a dedicated card (D29).
    * @example await client.cards.transfer({ organizationId, cardId, direction: 'POOL_TO_CARD', currency: 'USD', amount: decimal('25.00'), externalTranId: 'tx-1' });
    */
-  transfer(params: TransferParams): Promise<Transfer> {
-    return this.http.call('POST', '/open-api-corp/fund/v1/transfer', { body: params });
+  transfer(params: TransferParams, options?: CallOptions): Promise<Transfer> {
+    return this.http.call('POST', '/open-api-corp/fund/v1/transfer', { body: params }, options);
   }
 }

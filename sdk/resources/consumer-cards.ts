@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import { paginate, type SignedHttpClient } from '../client.ts';
+import { paginate, type CallOptions, type RequestOf, type SignedHttpClient } from '../client.ts';
 import type {
   ConsumerApplyBody, ConsumerApplyView, ConsumerBlockBody, ConsumerCardPage, ConsumerCardView, ConsumerListQuery, ConsumerTransaction,
   ConsumerTransactionPage, ContactBody, ContactView, FiatTransactionsQuery, SendCodeBody, SendCodeView,
@@ -7,12 +7,12 @@ import type {
 
 // Request and answer types come from the schemas that validate the routes (sdk/contract/consumer-cards.ts).
 
-export type ConsumerApplyParams = Static<typeof ConsumerApplyBody>;
+export type ConsumerApplyParams = RequestOf<typeof ConsumerApplyBody>;
 export type ConsumerCard = Static<typeof ConsumerCardView>;
 export type ConsumerApplyResult = Static<typeof ConsumerApplyView>;
-export type ConsumerBlockParams = Static<typeof ConsumerBlockBody>;
+export type ConsumerBlockParams = RequestOf<typeof ConsumerBlockBody>;
 export type ConsumerListParams = Static<typeof ConsumerListQuery>;
-export type SendCodeParams = Static<typeof SendCodeBody>;
+export type SendCodeParams = RequestOf<typeof SendCodeBody>;
 export type FiatTransactionsParams = Static<typeof FiatTransactionsQuery>;
 export type ConsumerCardTransaction = Static<typeof ConsumerTransaction>;
 
@@ -21,39 +21,39 @@ export class ConsumerCardsResource {
   constructor(private readonly http: SignedHttpClient) {}
 
   /** @example await client.consumerCards.apply({ externalUserId: 'u-1', cardProfileId: 'sbx-visa-consumer', cardholderName: 'ADA LOVELACE', fundingAsset: 'USDT' }); */
-  apply(params: ConsumerApplyParams): Promise<ConsumerApplyResult> {
-    return this.http.call('POST', '/card/v2/apply', { body: params });
+  apply(params: ConsumerApplyParams, options?: CallOptions): Promise<ConsumerApplyResult> {
+    return this.http.call('POST', '/card/v2/apply', { body: params }, options);
   }
 
-  list(params: ConsumerListParams): Promise<Static<typeof ConsumerCardPage>> {
-    return this.http.call('GET', '/card/v2/list', { query: { ...params } });
+  list(params: ConsumerListParams, options?: CallOptions): Promise<Static<typeof ConsumerCardPage>> {
+    return this.http.call('GET', '/card/v2/list', { query: { ...params } }, options);
   }
-  listAll(params: Omit<ConsumerListParams, 'page'>) {
-    return paginate((page) => this.list({ ...params, page, pageSize: params.pageSize ?? 100 }));
+  listAll(params: Omit<ConsumerListParams, 'page'>, options?: CallOptions) {
+    return paginate((page) => this.list({ ...params, page, pageSize: params.pageSize ?? 100 }, options));
   }
 
-  detail(externalUserId: string, cardId: string): Promise<ConsumerCard> {
-    return this.http.call('GET', '/card/v2/detail', { query: { externalUserId, cardId } });
+  detail(externalUserId: string, cardId: string, options?: CallOptions): Promise<ConsumerCard> {
+    return this.http.call('GET', '/card/v2/detail', { query: { externalUserId, cardId } }, options);
   }
 
   /** block=true freezes; block=false unfreezes with smsCode or emailCode. Answers false on success (4.2). */
-  block(params: ConsumerBlockParams): Promise<boolean> {
-    return this.http.call('POST', '/card/v2/block', { body: params });
+  block(params: ConsumerBlockParams, options?: CallOptions): Promise<boolean> {
+    return this.http.call('POST', '/card/v2/block', { body: params }, options);
   }
 
-  sendVerificationCode(params: SendCodeParams): Promise<Static<typeof SendCodeView>> {
-    return this.http.call('POST', '/card/v2/send-verification-code', { body: params });
+  sendVerificationCode(params: SendCodeParams, options?: CallOptions): Promise<Static<typeof SendCodeView>> {
+    return this.http.call('POST', '/card/v2/send-verification-code', { body: params }, options);
   }
 
-  setContact(params: Static<typeof ContactBody>): Promise<Static<typeof ContactView>> {
-    return this.http.call('POST', '/card/v2/contact', { body: params });
+  setContact(params: RequestOf<typeof ContactBody>, options?: CallOptions): Promise<Static<typeof ContactView>> {
+    return this.http.call('POST', '/card/v2/contact', { body: params }, options);
   }
 
-  fiatTransactions(params: FiatTransactionsParams = {}): Promise<Static<typeof ConsumerTransactionPage>> {
-    return this.http.call('GET', '/card/v1/fiat/transactions', { query: { ...params } });
+  fiatTransactions(params: FiatTransactionsParams = {}, options?: CallOptions): Promise<Static<typeof ConsumerTransactionPage>> {
+    return this.http.call('GET', '/card/v1/fiat/transactions', { query: { ...params } }, options);
   }
 
-  statementDetail(externalUserId: string, transId: string): Promise<ConsumerCardTransaction> {
-    return this.http.call('GET', '/card/v2/statements/detail', { query: { externalUserId, transId } });
+  statementDetail(externalUserId: string, transId: string, options?: CallOptions): Promise<ConsumerCardTransaction> {
+    return this.http.call('GET', '/card/v2/statements/detail', { query: { externalUserId, transId } }, options);
   }
 }

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Static } from 'typebox';
-import { paginate, parseJsonLossless, type SignedHttpClient } from '../client.ts';
+import { paginate, parseJsonLossless, type CallOptions, type RequestOf, type SignedHttpClient } from '../client.ts';
 import type { AttemptItem, EgressIps, EventDetail, EventItem, EventPage, ListEventsQuery, ResendAnswer } from '../contract/events.ts';
 import type { RotatedWebhookSecret, RotateWebhookSecretBody, WebhookSecretStatus } from '../contract/webhooks.ts';
 
@@ -31,69 +31,74 @@ export class EventsResource {
    * Your events, newest first, with their delivery state.
    * @example const page = await client.events.listEvents({ status: 'FAILED', pageSize: 50 });
    */
-  listEvents(params: ListEventsParams = {}): Promise<Static<typeof EventPage>> {
-    return this.http.call('GET', '/open-api/webhook/v1/events', { query: { ...params } });
+  listEvents(params: ListEventsParams = {}, options?: CallOptions): Promise<Static<typeof EventPage>> {
+    return this.http.call('GET', '/open-api/webhook/v1/events', { query: { ...params } }, options);
   }
   /** Every event matching the filter, newest first, page after page (async iterator). */
-  listAllEvents(params: Omit<ListEventsParams, 'page'> = {}) {
-    return paginate((page) => this.listEvents({ ...params, page, pageSize: params.pageSize ?? 100 }));
+  listAllEvents(params: Omit<ListEventsParams, 'page'> = {}, options?: CallOptions) {
+    return paginate((page) => this.listEvents({ ...params, page, pageSize: params.pageSize ?? 100 }, options));
   }
 
   /**
    * Sends a WEBHOOK_TEST event to your webhook_url now; answers the event with its single attempt.
    * @example const test = await client.events.sendTest(); console.log(test.status, test.attemptLog[0]);
    */
-  sendTest(params: { message?: string } = {}): Promise<Static<typeof EventDetail>> {
-    return this.http.call('POST', '/open-api/webhook/v1/test', { body: params });
+  sendTest(params: { message?: string } = {}, options?: CallOptions): Promise<Static<typeof EventDetail>> {
+    return this.http.call('POST', '/open-api/webhook/v1/test', { body: params }, options);
   }
 
   /**
    * Creates or rotates your webhook signing secret (shown only in this answer); the previous one keeps
    * signing for `overlapSeconds` (default 86400). Verify with `verifyWebhook({..., webhookSecrets})`.
    */
-  rotateSecret(params: Static<typeof RotateWebhookSecretBody> = {}): Promise<Static<typeof RotatedWebhookSecret>> {
-    return this.http.call('POST', '/open-api/webhook/v1/secret/rotate', { body: params });
+  rotateSecret(params: RequestOf<typeof RotateWebhookSecretBody> = {}, options?: CallOptions): Promise<Static<typeof RotatedWebhookSecret>> {
+    return this.http.call('POST', '/open-api/webhook/v1/secret/rotate', { body: params }, options);
   }
 
   /** Your valid webhook secrets: creation and expiry times only. */
-  secretStatus(): Promise<Static<typeof WebhookSecretStatus>> {
-    return this.http.call('GET', '/open-api/webhook/v1/secret');
+  secretStatus(options?: CallOptions): Promise<Static<typeof WebhookSecretStatus>> {
+    return this.http.call('GET', '/open-api/webhook/v1/secret', {}, options);
   }
 
   /**
    * One event with its delivery attempts, latest first.
    * @example const { attemptLog } = await client.events.eventDetail('ev...');
    */
-  eventDetail(eventId: string): Promise<Static<typeof EventDetail>> {
-    return this.http.call('GET', '/open-api/webhook/v1/event-detail', { query: { eventId } });
+  eventDetail(eventId: string, options?: CallOptions): Promise<Static<typeof EventDetail>> {
+    return this.http.call('GET', '/open-api/webhook/v1/event-detail', { query: { eventId } }, options);
   }
 
   /**
    * Asks for the event to be delivered again (same eventId and body), now.
    * @example await client.events.resend('ev...');
    */
-  resend(eventId: string): Promise<Static<typeof ResendAnswer>> {
-    return this.http.call('POST', '/open-api/webhook/v1/resend', { body: { eventId } });
+  resend(eventId: string, options?: CallOptions): Promise<Static<typeof ResendAnswer>> {
+    return this.http.call('POST', '/open-api/webhook/v1/resend', { body: { eventId } }, options);
   }
 
   /**
    * The addresses webhooks come from: put them on your webhook whitelist (5.5).
    * @example const { egressIps } = await client.events.egressIps();
    */
-  egressIps(): Promise<Static<typeof EgressIps>> {
-    return this.http.call('GET', '/open-api/webhook/v1/egress-ips');
+  egressIps(options?: CallOptions): Promise<Static<typeof EgressIps>> {
+    return this.http.call('GET', '/open-api/webhook/v1/egress-ips', {}, options);
   }
 }
 
 /** The body of a webhook (D38): the event log entry's identity and data. */
 export type WebhookEvent = Pick<EventRecord, 'eventId' | 'eventType' | 'businessId' | 'sequence' | 'createTime' | 'data'>;
 
+/** Why a webhook was refused; `code` is RAW_BODY_REQUIRED when the body was not the raw bytes. */
 export class WebhookVerificationError extends Error {
-  constructor(message: string) {
+  constructor(message: string, readonly code: 'RAW_BODY_REQUIRED' | 'INVALID_INPUT' | 'SIGNATURE_INVALID' = 'SIGNATURE_INVALID') {
     super(message);
     this.name = 'WebhookVerificationError';
   }
 }
+
+const RAW_BODY_HINT = 'pass the raw body exactly as received (a string or Buffer), not parsed JSON: '
+  + "Express: express.raw({ type: 'application/json' }) on the webhook route; Fastify: a content-type parser with parseAs: 'buffer'; "
+  + 'Next.js: await request.text() (see the SDK README, "Receiving webhooks")';
 
 export interface VerifyWebhookInput {
   apiKey: string;
@@ -106,8 +111,8 @@ export interface VerifyWebhookInput {
   webhookSecrets?: string[];
   /** The request headers (any case), e.g. Node's req.headers or a fetch Headers object. */
   headers: Headers | Record<string, string | string[] | undefined>;
-  /** The raw body exactly as received (do not re-serialize parsed JSON). */
-  body: string | Buffer;
+  /** The raw body exactly as received (do not re-serialize parsed JSON): a string, Buffer or Uint8Array. */
+  body: string | Buffer | Uint8Array;
   /** Your clock (epoch ms), default Date.now(). */
   now?: number;
   /** Accepted distance between X-DAPI-TIMESTAMP and now; default 5 minutes. */
@@ -134,13 +139,22 @@ function headerOf(headers: VerifyWebhookInput['headers'], name: string): string 
  * const event = verifyWebhook({ apiKey, secretKey, headers: req.headers, body: rawBody });
  */
 export function verifyWebhook(input: VerifyWebhookInput): WebhookEvent {
+  if (input === null || typeof input !== 'object') throw new WebhookVerificationError('verifyWebhook needs { apiKey, secretKey or webhookSecrets, headers, body }', 'INVALID_INPUT');
+  const rawBody: unknown = input.body;
+  if (typeof rawBody !== 'string' && !(rawBody instanceof Uint8Array)) {
+    const got = rawBody === undefined ? 'no body' : rawBody === null ? 'null' : typeof rawBody === 'object' ? 'a parsed object' : `a ${typeof rawBody}`;
+    throw new WebhookVerificationError(`body is ${got}: ${RAW_BODY_HINT}`, 'RAW_BODY_REQUIRED');
+  }
+  if (input.headers === null || typeof input.headers !== 'object') {
+    throw new WebhookVerificationError('headers are missing: pass the request headers (req.headers, or a fetch Headers object)', 'INVALID_INPUT');
+  }
   const apiKey = headerOf(input.headers, 'x-dapi-api-key');
   const timestamp = headerOf(input.headers, 'x-dapi-timestamp');
   const nonce = headerOf(input.headers, 'x-dapi-nonce');
   if (apiKey !== input.apiKey) throw new WebhookVerificationError('X-DAPI-API-KEY is missing or not yours');
   if (!timestamp || !/^\d{13}$/.test(timestamp)) throw new WebhookVerificationError('X-DAPI-TIMESTAMP is not 13-digit epoch milliseconds');
   if (!nonce || !/^\d{5}$/.test(nonce)) throw new WebhookVerificationError('X-DAPI-NONCE is missing or malformed');
-  const body = typeof input.body === 'string' ? Buffer.from(input.body, 'utf8') : input.body;
+  const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
   const hmac = (key: string) => createHmac('sha256', Buffer.from(key, 'utf8'))
     .update(Buffer.concat([Buffer.from(apiKey + timestamp + nonce, 'utf8'), body]))
     .digest('hex');
@@ -156,7 +170,7 @@ export function verifyWebhook(input: VerifyWebhookInput): WebhookEvent {
     const expected = input.webhookSecrets.map(hmac);
     if (!given.some((g) => expected.some((e) => matches(g, e)))) throw new WebhookVerificationError('X-DAPI-WEBHOOK-SIGN matches none of your webhook secrets');
   } else {
-    if (!input.secretKey) throw new WebhookVerificationError('give secretKey or webhookSecrets');
+    if (!input.secretKey) throw new WebhookVerificationError('give secretKey or webhookSecrets', 'INVALID_INPUT');
     const sign = headerOf(input.headers, 'x-dapi-sign');
     if (!sign) throw new WebhookVerificationError('X-DAPI-SIGN is missing');
     if (!matches(sign, hmac(input.secretKey))) throw new WebhookVerificationError('X-DAPI-SIGN does not match');

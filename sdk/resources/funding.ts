@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import { paginate, type SignedHttpClient } from '../client.ts';
+import { paginate, type CallOptions, type RequestOf, type SignedHttpClient } from '../client.ts';
 import type {
   BalanceAlertConfig as BalanceAlertConfigSchema, BalanceAlertSetBody, BalanceSetting as BalanceSettingSchema, FundBalance as FundBalanceSchema,
   PoolBalance as PoolBalanceSchema, StatementLine as StatementLineSchema, StatementPage, StatementQuery,
@@ -17,7 +17,7 @@ export type StatementLine = Static<typeof StatementLineSchema>;
 export type StatementParams = Static<typeof StatementQuery>;
 /** `threshold` is the canonical name; `thresholdAmount` an alias the service accepts (D41). */
 export type BalanceSetting = Static<typeof BalanceSettingSchema>;
-export type BalanceAlertParams = Static<typeof BalanceAlertSetBody>;
+export type BalanceAlertParams = RequestOf<typeof BalanceAlertSetBody>;
 export type BalanceAlertConfig = Static<typeof BalanceAlertConfigSchema>;
 
 /** Company funds: `/open-api-corp/fund/v1/*` (pools, statement, low-balance alerts). */
@@ -25,17 +25,17 @@ export class FundingResource {
   constructor(private readonly http: SignedHttpClient) {}
 
   /** @example const { pools } = await client.funding.balance(organizationId); */
-  balance(organizationId: string): Promise<FundBalance> {
-    return this.http.call('GET', '/open-api-corp/fund/v1/balance', { query: { organizationId } });
+  balance(organizationId: string, options?: CallOptions): Promise<FundBalance> {
+    return this.http.call('GET', '/open-api-corp/fund/v1/balance', { query: { organizationId } }, options);
   }
 
   /** @example const page = await client.funding.statement({ organizationId, currency: 'USD' }); */
-  statement(params: StatementParams): Promise<Static<typeof StatementPage>> {
-    return this.http.call('GET', '/open-api-corp/fund/v1/statement', { query: { ...params } });
+  statement(params: StatementParams, options?: CallOptions): Promise<Static<typeof StatementPage>> {
+    return this.http.call('GET', '/open-api-corp/fund/v1/statement', { query: { ...params } }, options);
   }
   /** Every statement line, page after page (async iterator). */
-  statementAll(params: Omit<StatementParams, 'page'>) {
-    return paginate((page) => this.statement({ ...params, page, pageSize: params.pageSize ?? 100 }));
+  statementAll(params: Omit<StatementParams, 'page'>, options?: CallOptions) {
+    return paginate((page) => this.statement({ ...params, page, pageSize: params.pageSize ?? 100 }, options));
   }
 
 
@@ -43,12 +43,12 @@ export class FundingResource {
    * Replaces the low-balance alert configuration (4.6).
    * @example await client.funding.setBalanceAlert({ organizationId, balanceSettings: [{ currency: 'USD', threshold: decimal('100.00') }] });
    */
-  setBalanceAlert(params: BalanceAlertParams): Promise<null> {
-    return this.http.call('POST', '/open-api-corp/fund/v1/balance-alert-set', { body: params });
+  setBalanceAlert(params: BalanceAlertParams, options?: CallOptions): Promise<null> {
+    return this.http.call('POST', '/open-api-corp/fund/v1/balance-alert-set', { body: params }, options);
   }
 
   /** @example const config = await client.funding.queryBalanceAlert(organizationId); */
-  queryBalanceAlert(organizationId: string): Promise<BalanceAlertConfig> {
-    return this.http.call('GET', '/open-api-corp/fund/v1/balance-alert-query', { query: { organizationId } });
+  queryBalanceAlert(organizationId: string, options?: CallOptions): Promise<BalanceAlertConfig> {
+    return this.http.call('GET', '/open-api-corp/fund/v1/balance-alert-query', { query: { organizationId } }, options);
   }
 }

@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import type { SignedHttpClient } from '../client.ts';
+import type { CallOptions, RequestOf, SignedHttpClient } from '../client.ts';
 import type {
   DecimalEchoAnswer, KycDecision, SimulateDepositBody, SimulatedDeposit, SimulateKycDecisionBody,
 } from '../contract/sandbox.ts';
@@ -10,15 +10,15 @@ import type { CardTransaction } from './transactions.ts';
 import type { QrPayment } from './qr-payments.ts';
 
 // Request and answer types come from the schemas that validate the routes (sdk/contract/sandbox.ts).
-export type DepositParams = Static<typeof SimulateDepositBody>;
+export type DepositParams = RequestOf<typeof SimulateDepositBody>;
 export type Deposit = Static<typeof SimulatedDeposit>;
-export type KycDecisionParams = Static<typeof SimulateKycDecisionBody>;
+export type KycDecisionParams = RequestOf<typeof SimulateKycDecisionBody>;
 export type KycDecisionResult = Static<typeof KycDecision>;
-export type SimulateAuthorizationParams = Static<typeof SimulateAuthorizationBody>;
-export type SimulateSettleParams = Static<typeof SimulateSettleBody>;
-export type SimulateRefundParams = Static<typeof SimulateRefundBody>;
+export type SimulateAuthorizationParams = RequestOf<typeof SimulateAuthorizationBody>;
+export type SimulateSettleParams = RequestOf<typeof SimulateSettleBody>;
+export type SimulateRefundParams = RequestOf<typeof SimulateRefundBody>;
 export type AuthUrlTest = Static<typeof AuthUrlTestReport>;
-export type SimulateQrPaymentParams = Static<typeof SimulateQrPaymentBody>;
+export type SimulateQrPaymentParams = RequestOf<typeof SimulateQrPaymentBody>;
 
 export class SandboxResource {
   constructor(private readonly http: SignedHttpClient) {}
@@ -27,71 +27,71 @@ export class SandboxResource {
    * Stores an exact decimal and reads it back (D4).
    * @example await client.sandbox.decimalEcho(decimal('0.123456789012345678'));
    */
-  decimalEcho(amount: WireAmount): Promise<Static<typeof DecimalEchoAnswer>> {
-    return this.http.call('POST', '/open-api/sandbox/v1/decimal-echo', { body: { amount } });
+  decimalEcho(amount: WireAmount, options?: CallOptions): Promise<Static<typeof DecimalEchoAnswer>> {
+    return this.http.call('POST', '/open-api/sandbox/v1/decimal-echo', { body: { amount } }, options);
   }
 
   /**
    * Simulates an incoming deposit (D40) to a company funding pool (subjectType ORGANIZATION).
    * @example await client.sandbox.deposit({ subjectType: 'ORGANIZATION', subjectId: organizationId, currency: 'USD', amount: decimal('100.00') });
    */
-  deposit(params: DepositParams): Promise<Deposit> {
-    return this.http.call('POST', '/open-api/sandbox/v1/simulate/deposit', { body: params });
+  deposit(params: DepositParams, options?: CallOptions): Promise<Deposit> {
+    return this.http.call('POST', '/open-api/sandbox/v1/simulate/deposit', { body: params }, options);
   }
 
   /**
    * Decides the employee's KYC review in flight (D40, D17).
    * @example await client.sandbox.kycDecision({ customerId, decision: 'APPROVED' });
    */
-  kycDecision(params: KycDecisionParams): Promise<KycDecisionResult> {
-    return this.http.call('POST', '/open-api/sandbox/v1/simulate/kyc-decision', { body: params });
+  kycDecision(params: KycDecisionParams, options?: CallOptions): Promise<KycDecisionResult> {
+    return this.http.call('POST', '/open-api/sandbox/v1/simulate/kyc-decision', { body: params }, options);
   }
 
   /**
    * Runs an authorization through the engine (D34, D40); a decline is `approved: false` with `declineReason`.
    * @example await client.sandbox.authorize({ cardId, amount: decimal('12.50'), currency: 'USD', merchantName: 'Coffee', mcc: '5814', merchantCountry: 'HK', channel: 'POS' });
    */
-  authorize(params: SimulateAuthorizationParams): Promise<CardTransaction> {
-    return this.http.call('POST', '/open-api/sandbox/v1/simulate/authorization', { body: params });
+  authorize(params: SimulateAuthorizationParams, options?: CallOptions): Promise<CardTransaction> {
+    return this.http.call('POST', '/open-api/sandbox/v1/simulate/authorization', { body: params }, options);
   }
 
   /**
    * Clears an authorization with its final amount (billing currency).
    * @example await client.sandbox.clear({ transId, amount: decimal('12.50') });
    */
-  clear(params: SimulateSettleParams): Promise<CardTransaction> {
-    return this.http.call('POST', '/open-api/sandbox/v1/simulate/clearing', { body: params });
+  clear(params: SimulateSettleParams, options?: CallOptions): Promise<CardTransaction> {
+    return this.http.call('POST', '/open-api/sandbox/v1/simulate/clearing', { body: params }, options);
   }
 
   /**
    * Reverses all or part of what an authorization still holds.
    * @example await client.sandbox.reverse({ transId, amount: decimal('2.50') });
    */
-  reverse(params: SimulateSettleParams): Promise<CardTransaction> {
-    return this.http.call('POST', '/open-api/sandbox/v1/simulate/reversal', { body: params });
+  reverse(params: SimulateSettleParams, options?: CallOptions): Promise<CardTransaction> {
+    return this.http.call('POST', '/open-api/sandbox/v1/simulate/reversal', { body: params }, options);
   }
 
   /**
    * Credits a merchant refund to a card.
    * @example await client.sandbox.refund({ cardId, amount: decimal('5.00'), currency: 'USD', merchantName: 'Shop', transId });
    */
-  refund(params: SimulateRefundParams): Promise<CardTransaction> {
-    return this.http.call('POST', '/open-api/sandbox/v1/simulate/refund', { body: params });
+  refund(params: SimulateRefundParams, options?: CallOptions): Promise<CardTransaction> {
+    return this.http.call('POST', '/open-api/sandbox/v1/simulate/refund', { body: params }, options);
   }
 
   /**
    * A QR payment message for one of your managed users: PAY, or REFUND, REFUND_PART, REVERSAL of a PAY (by its orderId).
    * @example await client.sandbox.simulateQrPayment({ transType: 'PAY', externalUserId: 'u-1', asset: 'USDT', amount: decimal('4.20'), merchantName: 'Noodle bar' });
    */
-  simulateQrPayment(params: SimulateQrPaymentParams): Promise<QrPayment> {
-    return this.http.call('POST', '/open-api/sandbox/v1/simulate/qr-payment', { body: params });
+  simulateQrPayment(params: SimulateQrPaymentParams, options?: CallOptions): Promise<QrPayment> {
+    return this.http.call('POST', '/open-api/sandbox/v1/simulate/qr-payment', { body: params }, options);
   }
 
   /**
    * Sends a test authorization to your auth_url (nothing is booked) and reports what happened.
    * @example const report = await client.sandbox.testAuthUrl(); // { delivered, answerVerified, approved, latencyMs, ... }
    */
-  testAuthUrl(): Promise<AuthUrlTest> {
-    return this.http.call('POST', '/open-api/sandbox/v1/auth-url/test', { body: {} });
+  testAuthUrl(options?: CallOptions): Promise<AuthUrlTest> {
+    return this.http.call('POST', '/open-api/sandbox/v1/auth-url/test', { body: {} }, options);
   }
 }

@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import { paginate, type SignedHttpClient } from '../client.ts';
+import { paginate, type CallOptions, type SignedHttpClient } from '../client.ts';
 import type {
   Channel as ChannelSchema, ListTransactionsQuery, ResolvedOut, TransactionOut, TransactionStatus as TransactionStatusSchema,
 } from '../contract/authorization.ts';
@@ -23,25 +23,25 @@ export class TransactionsResource {
    * Card transactions of the partner, newest first.
    * @example await client.transactions.list({ cardId, status: 'PENDING' });
    */
-  list(params: ListTransactionsParams = {}): Promise<Page<CardTransaction>> {
-    return this.http.call('GET', '/open-api-corp/transaction/v1/list', { query: { ...params } });
+  list(params: ListTransactionsParams = {}, options?: CallOptions): Promise<Page<CardTransaction>> {
+    return this.http.call('GET', '/open-api-corp/transaction/v1/list', { query: { ...params } }, options);
   }
   /** Every transaction matching the filter, page after page (async iterator). */
-  listAll(params: Omit<ListTransactionsParams, 'page'> = {}) {
-    return paginate((page) => this.list({ ...params, page, pageSize: params.pageSize ?? 100 }));
+  listAll(params: Omit<ListTransactionsParams, 'page'> = {}, options?: CallOptions) {
+    return paginate((page) => this.list({ ...params, page, pageSize: params.pageSize ?? 100 }, options));
   }
 
 
   /** @example await client.transactions.query(transId); */
-  query(transId: string): Promise<CardTransaction> {
-    return this.http.call('GET', '/open-api-corp/transaction/v1/query', { query: { transId } });
+  query(transId: string, options?: CallOptions): Promise<CardTransaction> {
+    return this.http.call('GET', '/open-api-corp/transaction/v1/query', { query: { transId } }, options);
   }
 
   /**
    * Whether outstanding or posted ids have been posted, and the linked id.
    * @example await client.transactions.resolveIds([outstandingTransactionId]);
    */
-  resolveIds(ids: string[]): Promise<ResolvedTransactionId[]> {
-    return this.http.call('POST', '/card/v1/transaction/id/resolve', { body: { ids } });
+  resolveIds(ids: string[], options?: CallOptions): Promise<ResolvedTransactionId[]> {
+    return this.http.call('POST', '/card/v1/transaction/id/resolve', { body: { ids } }, options);
   }
 }

@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import { paginate, type SignedHttpClient } from '../client.ts';
+import { paginate, type CallOptions, type RequestOf, type SignedHttpClient } from '../client.ts';
 import type {
   AssetList, AssetMovement as AssetMovementSchema, AssetMovementPage, ConvertBody, CreditBody, DebitBody, MovementDetailBody,
   MovementListFilter, UserBalance as UserBalanceSchema,
@@ -7,9 +7,9 @@ import type {
 
 // Request and answer types come from the schemas that validate the routes (sdk/contract/managed-balance.ts).
 
-export type CreditParams = Static<typeof CreditBody>;
-export type DebitParams = Static<typeof DebitBody>;
-export type ConvertParams = Static<typeof ConvertBody>;
+export type CreditParams = RequestOf<typeof CreditBody>;
+export type DebitParams = RequestOf<typeof DebitBody>;
+export type ConvertParams = RequestOf<typeof ConvertBody>;
 export type AssetMovement = Static<typeof AssetMovementSchema>;
 export type UserBalance = Static<typeof UserBalanceSchema>;
 export type MovementListParams = Static<typeof MovementListFilter>;
@@ -20,42 +20,42 @@ export class UserAssetsResource {
   constructor(private readonly http: SignedHttpClient) {}
 
   /** @example await client.userAssets.credit({ externalTranId: 'dep-1', asset: 'USDT', amount: decimal('10.5'), externalUserId: 'u-1' }); */
-  credit(params: CreditParams): Promise<AssetMovement> {
-    return this.http.call('POST', '/user-asset/v1/credit', { body: params });
+  credit(params: CreditParams, options?: CallOptions): Promise<AssetMovement> {
+    return this.http.call('POST', '/user-asset/v1/credit', { body: params }, options);
   }
 
-  debit(params: DebitParams): Promise<AssetMovement> {
-    return this.http.call('POST', '/user-asset/v1/debit', { body: params });
+  debit(params: DebitParams, options?: CallOptions): Promise<AssetMovement> {
+    return this.http.call('POST', '/user-asset/v1/debit', { body: params }, options);
   }
 
-  convert(params: ConvertParams): Promise<AssetMovement> {
-    return this.http.call('POST', '/user-asset/v1/convert', { body: params });
+  convert(params: ConvertParams, options?: CallOptions): Promise<AssetMovement> {
+    return this.http.call('POST', '/user-asset/v1/convert', { body: params }, options);
   }
 
   /** One 2.3 balance object per asset. */
-  balance(externalUserId: string, asset?: string): Promise<UserBalance[]> {
-    return this.http.call('GET', '/user-asset/v1/balance', { query: asset === undefined ? { externalUserId } : { externalUserId, asset } });
+  balance(externalUserId: string, asset?: string, options?: CallOptions): Promise<UserBalance[]> {
+    return this.http.call('GET', '/user-asset/v1/balance', { query: asset === undefined ? { externalUserId } : { externalUserId, asset } }, options);
   }
 
   /** Movements, newest first; `method: 'POST'` sends the filters as a body (D48: both work). */
-  transactions(params: MovementListParams, method: 'GET' | 'POST' = 'GET'): Promise<Static<typeof AssetMovementPage>> {
+  transactions(params: MovementListParams, method: 'GET' | 'POST' = 'GET', options?: CallOptions): Promise<Static<typeof AssetMovementPage>> {
     return method === 'GET'
-      ? this.http.call('GET', '/user-asset/v1/transactions', { query: { ...params } })
-      : this.http.call('POST', '/user-asset/v1/transactions', { body: params });
+      ? this.http.call('GET', '/user-asset/v1/transactions', { query: { ...params } }, options)
+      : this.http.call('POST', '/user-asset/v1/transactions', { body: params }, options);
   }
-  transactionsAll(params: Omit<MovementListParams, 'page'>) {
-    return paginate((page) => this.transactions({ ...params, page, pageSize: params.pageSize ?? 100 }));
-  }
-
-  transactionDetail(params: Static<typeof MovementDetailBody>): Promise<AssetMovement> {
-    return this.http.call('POST', '/user-asset/v1/transaction-detail', { body: params });
+  transactionsAll(params: Omit<MovementListParams, 'page'>, options?: CallOptions) {
+    return paginate((page) => this.transactions({ ...params, page, pageSize: params.pageSize ?? 100 }, 'GET', options));
   }
 
-  transferQuery(externalTranId: string): Promise<AssetMovement> {
-    return this.http.call('GET', '/user-asset/v1/transfer-query', { query: { externalTranId } });
+  transactionDetail(params: RequestOf<typeof MovementDetailBody>, options?: CallOptions): Promise<AssetMovement> {
+    return this.http.call('POST', '/user-asset/v1/transaction-detail', { body: params }, options);
   }
 
-  assets(): Promise<AssetInfo[]> {
-    return this.http.call('GET', '/user-asset/v1/assets');
+  transferQuery(externalTranId: string, options?: CallOptions): Promise<AssetMovement> {
+    return this.http.call('GET', '/user-asset/v1/transfer-query', { query: { externalTranId } }, options);
+  }
+
+  assets(options?: CallOptions): Promise<AssetInfo[]> {
+    return this.http.call('GET', '/user-asset/v1/assets', {}, options);
   }
 }

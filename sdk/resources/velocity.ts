@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import { paginate, type SignedHttpClient } from '../client.ts';
+import { paginate, type CallOptions, type RequestOf, type SignedHttpClient } from '../client.ts';
 import type {
   AmountLimitIn, AmountLimitOut, AmountQuota as AmountQuotaSchema, BindingChangeOut, BindingOut, BindingPageOut, BindRuleBody,
   CashAdvanceGroupIn, ChangeRuleStatusBody, ControlGroups, CountLimitsIn, CountLimitsOut, CountQuota as CountQuotaSchema, CreateRuleBody,
@@ -27,8 +27,8 @@ export type CashAdvanceControlInput = Static<typeof CashAdvanceGroupIn>;
 export type FilterControlInput = NonNullable<ControlGroupsInput['mccControl']>;
 export type ControlGroupsInput = Static<typeof ControlGroups>;
 
-export type CreateRuleParams = Static<typeof CreateRuleBody>;
-export type UpdateRuleParams = Static<typeof UpdateRuleBody>;
+export type CreateRuleParams = RequestOf<typeof CreateRuleBody>;
+export type UpdateRuleParams = RequestOf<typeof UpdateRuleBody>;
 
 export type AmountLimit = Static<typeof AmountLimitOut>;
 export type CountLimits = NonNullable<Static<typeof CountLimitsOut>>;
@@ -49,7 +49,7 @@ export interface VelocityPage<T> {
 
 export type RuleStatusChange = Static<typeof StatusChangeOut>;
 /** subjectType CARD or CUSTOMER (another value is SUBJECT_TYPE_NOT_ALLOWED). */
-export type BindParams = Static<typeof BindRuleBody>;
+export type BindParams = RequestOf<typeof BindRuleBody>;
 /** `changed`: bindings actually created (bind) or removed (unbind). */
 export type BindingChange = Static<typeof BindingChangeOut>;
 export type RuleBinding = Static<typeof BindingOut>;
@@ -75,22 +75,22 @@ export class VelocityResource {
    *   purchaseControl: { amountLimits: [{ currency: 'USD', daily: decimal('500.00') }], countLimits: { daily: 10 } },
    * });
    */
-  createRule(params: CreateRuleParams): Promise<VelocityRule> {
-    return this.http.call('POST', `${BASE}/create-rule`, { body: params });
+  createRule(params: CreateRuleParams, options?: CallOptions): Promise<VelocityRule> {
+    return this.http.call('POST', `${BASE}/create-rule`, { body: params }, options);
   }
 
   /** @example const rule = await client.velocity.queryRule({ organizationId, ruleId }); */
-  queryRule(params: Static<typeof RuleKeyQuery>): Promise<VelocityRule> {
-    return this.http.call('GET', `${BASE}/query-rule`, { query: { ...params } });
+  queryRule(params: Static<typeof RuleKeyQuery>, options?: CallOptions): Promise<VelocityRule> {
+    return this.http.call('GET', `${BASE}/query-rule`, { query: { ...params } }, options);
   }
 
   /** @example const page = await client.velocity.listRules({ organizationId, status: 'ACTIVE', page: 1, pageSize: 20 }); */
-  listRules(params: Static<typeof ListRulesQuery>): Promise<Static<typeof RulePageOut>> {
-    return this.http.call('GET', `${BASE}/list-rules`, { query: { ...params } });
+  listRules(params: Static<typeof ListRulesQuery>, options?: CallOptions): Promise<Static<typeof RulePageOut>> {
+    return this.http.call('GET', `${BASE}/list-rules`, { query: { ...params } }, options);
   }
   /** Every rule of a company, page after page (async iterator). */
-  listAllRules(params: Omit<Static<typeof ListRulesQuery>, 'page'>) {
-    return paginate((page) => this.listRules({ ...params, page, pageSize: params.pageSize ?? 100 }));
+  listAllRules(params: Omit<Static<typeof ListRulesQuery>, 'page'>, options?: CallOptions) {
+    return paginate((page) => this.listRules({ ...params, page, pageSize: params.pageSize ?? 100 }, options));
   }
 
 
@@ -98,37 +98,37 @@ export class VelocityResource {
    * Replaces the rule as a whole: absent groups are deleted, an absent remark is cleared.
    * @example const updated = await client.velocity.updateRule({ organizationId, ruleId, ruleVersion: rule.ruleVersion, ruleName: 'Travel', mccControl: { filterType: 'BLACKLIST', values: ['7995'] } });
    */
-  updateRule(params: UpdateRuleParams): Promise<VelocityRule> {
-    return this.http.call('POST', `${BASE}/update-rule`, { body: params });
+  updateRule(params: UpdateRuleParams, options?: CallOptions): Promise<VelocityRule> {
+    return this.http.call('POST', `${BASE}/update-rule`, { body: params }, options);
   }
 
   /** @example await client.velocity.changeRuleStatus({ organizationId, ruleId, status: 'INACTIVE', ruleVersion: 2 }); */
-  changeRuleStatus(params: Static<typeof ChangeRuleStatusBody>): Promise<RuleStatusChange> {
-    return this.http.call('POST', `${BASE}/change-rule-status`, { body: params });
+  changeRuleStatus(params: RequestOf<typeof ChangeRuleStatusBody>, options?: CallOptions): Promise<RuleStatusChange> {
+    return this.http.call('POST', `${BASE}/change-rule-status`, { body: params }, options);
   }
 
   /** @example await client.velocity.bindRule({ organizationId, ruleId, subjectType: 'CARD', subjectIds: [cardId] }); */
-  bindRule(params: BindParams): Promise<BindingChange> {
-    return this.http.call('POST', `${BASE}/bind-rule`, { body: params });
+  bindRule(params: BindParams, options?: CallOptions): Promise<BindingChange> {
+    return this.http.call('POST', `${BASE}/bind-rule`, { body: params }, options);
   }
 
   /** @example await client.velocity.unbindRule({ organizationId, ruleId, subjectType: 'CUSTOMER', subjectIds: [customerId] }); */
-  unbindRule(params: BindParams): Promise<BindingChange> {
-    return this.http.call('POST', `${BASE}/unbind-rule`, { body: params });
+  unbindRule(params: BindParams, options?: CallOptions): Promise<BindingChange> {
+    return this.http.call('POST', `${BASE}/unbind-rule`, { body: params }, options);
   }
 
   /** @example const page = await client.velocity.listBindings({ organizationId, ruleId }); */
-  listBindings(params: Static<typeof ListBindingsQuery>): Promise<Static<typeof BindingPageOut>> {
-    return this.http.call('GET', `${BASE}/list-bindings`, { query: { ...params } });
+  listBindings(params: Static<typeof ListBindingsQuery>, options?: CallOptions): Promise<Static<typeof BindingPageOut>> {
+    return this.http.call('GET', `${BASE}/list-bindings`, { query: { ...params } }, options);
   }
 
   /** @example const page = await client.velocity.listSubjectRules({ organizationId, subjectType: 'CARD', subjectId: cardId }); */
-  listSubjectRules(params: Static<typeof SubjectQuery>): Promise<Static<typeof SubjectRulePageOut>> {
-    return this.http.call('GET', `${BASE}/list-subject-rules`, { query: { ...params } });
+  listSubjectRules(params: Static<typeof SubjectQuery>, options?: CallOptions): Promise<Static<typeof SubjectRulePageOut>> {
+    return this.http.call('GET', `${BASE}/list-subject-rules`, { query: { ...params } }, options);
   }
 
   /** @example const quota = await client.velocity.queryQuota({ organizationId, subjectType: 'CARD', subjectId: cardId, currency: 'USD' }); */
-  queryQuota(params: Static<typeof QueryQuotaQuery>): Promise<Quota> {
-    return this.http.call('GET', `${BASE}/query-quota`, { query: { ...params } });
+  queryQuota(params: Static<typeof QueryQuotaQuery>, options?: CallOptions): Promise<Quota> {
+    return this.http.call('GET', `${BASE}/query-quota`, { query: { ...params } }, options);
   }
 }

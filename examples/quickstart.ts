@@ -58,6 +58,14 @@ try {
     cardId: card.cardId, amount: decimal('12.34'), currency: 'USD', merchantName: 'Blue Bottle Coffee', mcc: '5814', merchantCountry: 'HK', channel: 'POS',
   });
   console.log(`purchase  ${purchase.transId} approved=${purchase.approved} amount=${decimalText(purchase.amount)} ${purchase.currency}`);
+  if (!purchase.approved) {
+    // A decline is an answer, not an error: its reason (and, for some reasons, a detail) says why.
+    const detail = purchase.declineDetail ? ` detail=${JSON.stringify(purchase.declineDetail)}` : '';
+    console.log(`declined  reason=${purchase.declineReason}${detail}`);
+    if (purchase.declineReason === 'PARTNER_TIMEOUT' || purchase.declineReason === 'PARTNER_DECLINED') {
+      console.log('          your auth_url decides this card\'s spend and declined or did not answer: check it with client.sandbox.testAuthUrl() (docs/auth-url.md)');
+    }
+  }
 
   // 5. Read the balance back: available = 1000.00 - 12.34 held by the authorization.
   const balance = await client.funding.balance(org.organizationId);

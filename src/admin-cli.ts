@@ -154,13 +154,13 @@ function partnerOptions(cmd: Command, forUpdate: boolean): Command {
     .option('--pci', 'on the PCI allowlist: may read full card data (retrieve-secure-card)')
     .option('--no-pci', 'not on the PCI allowlist')
     .option('--webhook-url <url>', 'where events are POSTed ("none" clears it)')
-    .option('--auth-url <url>', 'where authorizations are forwarded (D37; "none" clears it)')
-    .option('--external-public-key <base64>', "partner's RSA-2048 public key, Base64 SPKI (5.6; \"none\" clears it)")
+    .option('--auth-url <url>', 'where authorizations are forwarded ("none" clears it)')
+    .option('--external-public-key <base64>', "partner's RSA-2048 public key, Base64 SPKI (\"none\" clears it)")
     .option('--api-ip <ip>', 'API-call whitelist entry (IP or CIDR); repeat or comma-separate', collect)
     .option('--webhook-ip <ip>', 'webhook whitelist entry; repeatable', collect)
     .option('--auth-ip <ip>', 'authorization-forwarding whitelist entry; repeatable', collect)
     .option('--retrieval-ip <ip>', 'credential-retrieval whitelist entry; repeatable', collect)
-    .addOption(new Option('--secure-card-iv-mode <mode>', 'IVs of retrieve-secure-card (D27)').choices(['SHARED', 'PER_FIELD']))
+    .addOption(new Option('--secure-card-iv-mode <mode>', 'IVs of retrieve-secure-card').choices(['SHARED', 'PER_FIELD']))
     .option('--body <json>', 'further fields of the admin API body, as a JSON object (unknown fields are refused)', jsonObject);
   if (forUpdate) {
     cmd.option('--name <name>', 'display name');
@@ -192,7 +192,7 @@ export function partnerBody(o: PartnerOptions): Json {
 
 export function adminCommand(io: CliIo): Command {
   const admin = new Command('admin')
-    .description('operator commands over the admin API (D13); token from ADMIN_TOKEN or DATA_DIR/admin-token')
+    .description('operator commands over the admin API; token from ADMIN_TOKEN or DATA_DIR/admin-token')
     .addOption(new Option('--url <url>', 'admin API base URL').env('ADMIN_URL').default(`http://127.0.0.1:${io.env.PORT || 8080}`))
     .option('--json', 'print the answer as JSON (for scripts) instead of text');
   const globals = (cmd: Command) => cmd.optsWithGlobals() as AdminGlobals;
@@ -230,7 +230,7 @@ export function adminCommand(io: CliIo): Command {
       print(io, globals(cmd), await call(cmd, 'GET', `/internal/admin/v1/partners/detail?partnerId=${encodeURIComponent(o.partnerId)}`));
     });
 
-  admin.command('credential-link').description('mail a one-time credential retrieval link (4.1, D14)')
+  admin.command('credential-link').description('mail a one-time credential retrieval link')
     .requiredOption('--partner-id <id>', 'the partner')
     .requiredOption('--email <address>', 'secure mailbox of the partner')
     .requiredOption('--retrieval-ip <ip>', 'the only address the link works from')
@@ -238,7 +238,7 @@ export function adminCommand(io: CliIo): Command {
       print(io, globals(cmd), await call(cmd, 'POST', '/internal/admin/v1/credential-links', { partnerId: o.partnerId, email: o.email, retrievalIp: o.retrievalIp }), 'Link mailed.');
     });
 
-  admin.command('kyc-decision').description("decide an employee's pending KYC review (D17, D51)")
+  admin.command('kyc-decision').description("decide an employee's pending KYC review")
     .requiredOption('--customer-id <id>', 'the employee')
     .addOption(new Option('--decision <decision>', 'the outcome').choices(['APPROVED', 'REJECTED']).makeOptionMandatory())
     .option('--reason <text>', 'reason (shown to the partner)')
@@ -254,7 +254,7 @@ export function adminCommand(io: CliIo): Command {
   admin.command('card-keys').description('card data keys: ids, purposes, check values (never key material)')
     .action(async (_o: unknown, cmd: Command) => print(io, globals(cmd), await call(cmd, 'GET', '/internal/admin/v1/card-keys')));
 
-  admin.command('card-keys-rotate').description('make a new PAN data key active (D26); then run card-keys-reencrypt')
+  admin.command('card-keys-rotate').description('make a new PAN data key active; then run card-keys-reencrypt')
     .action(async (_o: unknown, cmd: Command) => {
       print(io, globals(cmd), await call(cmd, 'POST', '/internal/admin/v1/card-keys/rotate', { purpose: 'PAN_DATA' }), 'New PAN data key active.');
     });
@@ -289,7 +289,7 @@ export function adminCommand(io: CliIo): Command {
       print(io, g, summary, `All cards are under the active PAN data key ${String(last.activeKeyId)}; retired keys may be destroyed.`);
     });
 
-  admin.command('network-key-create').description('issue a card network ingress key (D40); prints apiKey and secretKey once')
+  admin.command('network-key-create').description('issue a card network ingress key; prints apiKey and secretKey once')
     .requiredOption('--name <name>', 'whose key (the processor)')
     .option('--ip <ip>', 'allowed source address or CIDR; repeatable', collect)
     .action(async (o: { name: string; ip?: string[] }, cmd: Command) => {

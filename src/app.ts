@@ -237,7 +237,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
           nonce: { type: 'apiKey', in: 'header', name: 'X-DAPI-NONCE', description: 'Integer in [10000, 99999], fresh per request' },
           sign: { type: 'apiKey', in: 'header', name: 'X-DAPI-SIGN', description: 'lowercase hex HmacSHA256(apiKey + timestamp + nonce + payload, secretKey)' },
           adminToken: { type: 'http', scheme: 'bearer' },
-          networkKey: { type: 'apiKey', in: 'header', name: 'X-DAPI-API-KEY', description: 'Card network ingress key issued by an operator (not a partner key); signed as 5.3' },
+          networkKey: { type: 'apiKey', in: 'header', name: 'X-DAPI-API-KEY', description: 'Card network ingress key issued by an operator (not a partner key); requests are signed like partner requests' },
         },
       },
     },
@@ -468,11 +468,11 @@ function openApiExtras(config: Config): OpenApiExtras {
       { name: 'User assets', description: 'Managed users\' balances per asset: credit, debit, conversion, movements' },
       { name: 'Consumer cards', description: 'Cards of managed users spending their assets, verification codes, card transactions' },
       { name: 'QR payments', description: 'QR payment records of managed users (PAY, REFUND, REFUND_PART, REVERSAL)' },
-      { name: 'Push', description: 'Real-time push over WebSocket (D39)' },
-      { name: 'Authorization forwarding', description: 'Deciding your cards\' spend at your auth_url (D37)' },
+      { name: 'Push', description: 'Real-time push over WebSocket' },
+      { name: 'Authorization forwarding', description: 'Deciding your cards\' spend at your auth_url' },
       { name: 'Webhooks', description: 'Event log, redelivery, test events, webhook signing secret' },
-      { name: 'Sandbox', description: 'Simulations (sandbox only, D40)' },
-      { name: 'Credentials', description: 'One-time credential retrieval (4.1)' },
+      { name: 'Sandbox', description: 'Simulations (sandbox only)' },
+      { name: 'Credentials', description: 'One-time credential retrieval' },
       { name: 'Network ingress', description: 'Card network messages (operators of the network link only)' },
     ],
     operatorTags: ['Admin'],
@@ -485,7 +485,7 @@ const queryParam = (name: string, description: string, schema: Record<string, un
 /** The WebSocket of D39 as an operation (no route definition describes an upgrade). See docs/push.md. */
 const PUSH_OPERATION = {
   operationId: 'subscribePush',
-  summary: 'Real-time push of your users\' balance changes, card transactions and QR payments (WebSocket, D39)',
+  summary: 'Real-time push of your users\' balance changes, card transactions and QR payments (WebSocket)',
   description: 'A WebSocket upgrade (`GET` with `Upgrade: websocket`), authenticated before the upgrade with the four signature values signed over an empty payload, '
     + 'as the usual headers or, for browsers, as query parameters of the same names. A refusal is an ordinary JSON envelope (401 DAPI_*, 400 DAPI_PARAM_INVALID). '
     + 'Then one PushMessage per text frame, as changes commit on any instance. `sequence` only grows (not contiguous): reconnect with `since` = the last one processed '

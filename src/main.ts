@@ -75,7 +75,7 @@ export function program(io: CliIo): Command {
     .exitOverride();
   cli.command('serve', { isDefault: true }).description('start the HTTP service (migrations are applied first)').action(serve);
   cli.command('migrate').description('apply pending database migrations and exit').action(migrateOnly);
-  cli.command('ledger-audit').description('re-derive every ledger balance from its postings (D33); exit 1 on any finding')
+  cli.command('ledger-audit').description('re-derive every ledger balance from its postings; exit 1 on any finding')
     .argument('[partnerId]', 'audit one partner only')
     .action((partnerId?: string) => ledgerAudit(partnerId));
   cli.addCommand(adminCommand(io));

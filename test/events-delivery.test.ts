@@ -205,10 +205,10 @@ describe('webhook delivery (D38, D49): signed POSTs from the outbox, retries', (
     const apiKey = '0123456789abcdef0123456789abcdef';
     const secretKey = 'AbCdEfGhIjKlMnOpQrStUvWxYz012345';
     const body = webhookBody({
-      eventId: 'evmiabc123def4567890', eventType: 'CUSTOMER_KYC_CHANGED', businessId: 'cu8f3a2b1c0d9e8f7a', sequence: '2',
+      eventId: 'evmwxdk8zra34118636d', eventType: 'CUSTOMER_KYC_CHANGED', businessId: 'cu8f3a2b1c0d9e8f7a', sequence: '2',
       createTime: new Date('2026-11-22T06:30:20.512Z'), payload: '{"customerId":"cu8f3a2b1c0d9e8f7a","kycStatus":"APPROVED","reason":null}',
     });
-    const headers = webhookHeaders({ apiKey, secretKey, eventId: 'evmiabc123def4567890', body, nowMs: 1795329021000, nonce: '48213' });
+    const headers = webhookHeaders({ apiKey, secretKey, eventId: 'evmwxdk8zra34118636d', body, nowMs: 1795329021000, nonce: '48213' });
     const doc = readFileSync(new URL('../docs/webhooks.md', import.meta.url), 'utf8');
     assert.ok(doc.includes(body), 'documented body');
     assert.equal(headers['x-dapi-sign'], '6ff4c9d021fe2102566ccaabeb6dbea34e6358d5b5b8b0a4e1130b7f3c2ad9cd');

@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -51,9 +52,30 @@ describe('README quick start (issue 14)', () => {
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'examples/quickstart.ts', partnerFile], {
       cwd: ROOT, env: { ...env, BASE_URL: svc.baseUrl }, timeout: 100_000,
     });
-    assert.match(stdout, /^employee +cu\S+ KYC APPROVED$/m);
+    assert.match(stdout, /^company +org\S+ ACTIVE$/m);
+    assert.match(stdout, /^employee +cus\S+ KYC APPROVED$/m);
     assert.match(stdout, /^card +\S+ VISA \d{6}\*{6}\d{4} ACTIVE$/m);
     assert.match(stdout, /^purchase +\S+ approved=true amount=12\.34 USD$/m);
     assert.match(stdout, /^pool +USD available=987\.66 pending=12\.34 total=1000(\.00)?$/m);
+  });
+
+  it('a declined purchase prints its reason and detail (issue 32: an auth_url that is down)', { timeout: 120_000 }, async () => {
+    const closedPort = await new Promise<number>((resolve) => {
+      const server = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as net.AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const env = { ...process.env, ADMIN_TOKEN, ADMIN_URL: svc.baseUrl, DATA_DIR: '/nonexistent-quickstart' };
+    const created = await run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', 'partner-create', '--name', 'Down Wallet',
+      '--auth-url', `http://127.0.0.1:${closedPort}/authorize`, '--json'], { cwd: ROOT, env });
+    const partnerFile = path.join(dir, 'partner-down.json');
+    writeFileSync(partnerFile, created.stdout);
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'examples/quickstart.ts', partnerFile], {
+      cwd: ROOT, env: { ...env, BASE_URL: svc.baseUrl }, timeout: 100_000,
+    });
+    assert.match(stdout, /^purchase +\S+ approved=false amount=12\.34 USD$/m);
+    assert.match(stdout, /^declined +reason=PARTNER_TIMEOUT detail="[^"]+"$/m, stdout);
+    assert.match(stdout, /testAuthUrl\(\)/);
   });
 });

@@ -137,7 +137,7 @@ describe('SDK as an installable package (issues 14, 32)', () => {
   });
 
   it('is built, packed, installed offline into ESM and CommonJS projects, and works from JavaScript and TypeScript in both',
-    { timeout: 300_000 }, async () => {
+    { timeout: 600_000 }, async () => {
       // A copy of sdk/ (the checkout stays clean); its node_modules link resolves typebox, lossless-json, typescript and @types/node.
       const sdk = path.join(dir, 'sdk');
       cpSync(path.join(ROOT, 'sdk'), sdk, { recursive: true, filter: (src) => !/[\\/](dist|node_modules)$/.test(src) });

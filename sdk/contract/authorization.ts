@@ -27,9 +27,9 @@ const AnyAmount = Money({ maxScale: ASSET_MAX_SCALE, sign: 'positive' }, { descr
 const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 alphabetic code of the transaction' });
 const BillingCurrency = Type.Union([Type.Literal('USD'), Type.Literal('HKD')], { description: 'A settlement currency of the card' });
 export const MerchantName = Type.String({ minLength: 1, maxLength: MERCHANT_NAME_MAX, pattern: '^[^\\u0000-\\u001f\\u007f]+$', description: 'Merchant name, printable characters' });
-export const Mcc = Type.String({ pattern: '^[0-9]{4}$', description: 'Merchant category code, 4 digits (D31)' });
+export const Mcc = Type.String({ pattern: '^[0-9]{4}$', description: 'Merchant category code, 4 digits' });
 export const MerchantCountry = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 merchant country' });
-export const Channel = Type.Union([Type.Literal('ECOM'), Type.Literal('POS'), Type.Literal('ATM')], { description: 'ATM counts as cash advance (D32)' });
+export const Channel = Type.Union([Type.Literal('ECOM'), Type.Literal('POS'), Type.Literal('ATM')], { description: 'ATM counts as cash advance' });
 
 const purchaseFields = {
   amount: AnyAmount,
@@ -92,7 +92,7 @@ export const TransactionOut = Type.Object({
   subjectType: Type.String(),
   subjectId: Type.String(),
   messageType: MessageType,
-  authType: Literals(['EXPEND', 'REFUND', 'REVERSAL'], { description: '2.9' }),
+  authType: Literals(['EXPEND', 'REFUND', 'REVERSAL'], { description: 'EXPEND for a purchase, REFUND for a merchant refund, REVERSAL for a reversal' }),
   debitCreditIndicator: Literals(['D', 'C'], { description: 'D (debit) or C (credit)' }),
   approved: Type.Boolean(),
   status: Literals(['PENDING', 'CLEARED', 'REVERSED', 'EXPIRED', 'DECLINED', 'POSTED'], { description: 'Authorizations: PENDING, CLEARED, REVERSED, EXPIRED or DECLINED; other messages: POSTED' }),
@@ -118,7 +118,7 @@ export const TransactionOut = Type.Object({
     partnerDeclineReason: Nullable(Type.String()),
     latencyMs: Type.Integer(),
     httpStatus: Nullable(Type.Integer()),
-  }), Type.Null()], { description: 'The auth_url forwarding of this authorization (D37), null when not forwarded' }),
+  }), Type.Null()], { description: 'The auth_url forwarding of this authorization, null when not forwarded' }),
   transactionTime: Type.String(),
   createTime: Type.String(),
   modifyTime: Type.String(),

@@ -9,7 +9,7 @@ import { IsoTime, Literals, Nullable, Page, PagingQuery, WireNumber } from './wi
  * spending the user's funding asset. See docs/consumer-cards.md.
  */
 
-const CardId = Type.String({ minLength: 1, maxLength: 20, description: 'The card id (D43: at most 20 characters)' });
+const CardId = Type.String({ minLength: 1, maxLength: 20, description: 'The card id (at most 20 characters)' });
 /** E.164: "+" and 7 to 15 digits. */
 export const Mobile = Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164 mobile number (+ and 7-15 digits): where SMS codes go' });
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254, description: 'Where EMAIL codes go' });
@@ -39,7 +39,7 @@ export const ConsumerCardView = Type.Object({
   cardNetwork: CardNetwork,
   cardForm: CardForm,
   currency: Type.String({ description: 'Billing currency of the card (USD)' }),
-  fundingAsset: Type.String({ description: 'The asset the card spends: 1:1 with USD when USD-pegged, else at its operator rate (D35)' }),
+  fundingAsset: Type.String({ description: 'The asset the card spends: 1:1 with USD when USD-pegged, else at its operator rate' }),
   cardholderName: Nullable(Type.String()),
   cardMantissa: Type.String({ description: 'Last four digits of the card number' }),
   panFirst6: Type.String(),
@@ -97,5 +97,5 @@ export const FiatTransactionsQuery = Type.Object({
 });
 export const StatementDetailQuery = Type.Object({
   externalUserId: ExternalUserId,
-  transId: Type.String({ minLength: 1, maxLength: 20, description: 'The transaction (2.9 transId)' }),
+  transId: Type.String({ minLength: 1, maxLength: 20, description: 'The transaction id (transId)' }),
 });

@@ -81,7 +81,7 @@ export const CustomerPage = Page(CustomerView);
 
 export const CreateCustomerBody = Type.Object({
   organizationId: OrganizationId,
-  customerRef: Type.String({ minLength: 1, maxLength: REF_MAX, pattern: PRINTABLE, description: 'Unique per organization (D48)' }),
+  customerRef: Type.String({ minLength: 1, maxLength: REF_MAX, pattern: PRINTABLE, description: 'Unique per organization' }),
   firstName: Name,
   middleName: Type.Optional(MiddleName),
   lastName: Name,
@@ -100,7 +100,7 @@ export const UpdateAddressBody = Type.Object({ customerId: CustomerId, addresses
 export const UpdateCustomerRestrictionsBody = Type.Object({ customerId: CustomerId, ...RestrictionChangeFields });
 export const CustomerRestrictions = Type.Object({
   restrictions: Type.Array(RestrictionView),
-  retainedRestrictions: Type.Array(RestrictionCode, { description: 'Codes a removal could not lift: held by RISK, REGULATORY or JUDICIAL (D19)' }),
+  retainedRestrictions: Type.Array(RestrictionCode, { description: 'Codes a removal could not lift: held by RISK, REGULATORY or JUDICIAL' }),
 });
 export const TerminateCustomerBody = Type.Object({ customerId: CustomerId, remark: Type.Optional(Remark) });
 export const ResubmitBody = Type.Object({ customerId: CustomerId });

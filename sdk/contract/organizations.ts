@@ -30,13 +30,13 @@ export const PRINTABLE = '^(?=.*\\S)[^\\u0000-\\u001f\\u007f]+$';
 
 export const OrganizationId = Type.String({ minLength: 1, maxLength: ORGANIZATION_ID_MAX, description: 'Company ID (up to 20)' });
 export const CustomerId = Type.String({ minLength: 1, maxLength: CUSTOMER_ID_MAX, description: 'Employee ID (up to 36)' });
-export const Remark = Type.Union([Type.String({ maxLength: REMARK_MAX }), Type.Null()], { description: 'Up to 256 characters; absent is stored as null (D48)' });
+export const Remark = Type.Union([Type.String({ maxLength: REMARK_MAX }), Type.Null()], { description: 'Up to 256 characters; absent is stored as null' });
 export const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, upper case' });
 export const FundingCurrency = Literals(FUNDING_CURRENCIES, { description: 'USD or HKD' });
 /** The schema above and this type go by one name. */
 export type FundingCurrency = (typeof FUNDING_CURRENCIES)[number];
 
-export const RestrictionCode = Literals(RESTRICTION_CODES, { description: 'One of the five capability codes (section 3)' });
+export const RestrictionCode = Literals(RESTRICTION_CODES, { description: 'One of the five capability codes' });
 export type RestrictionCode = (typeof RESTRICTION_CODES)[number];
 export const RestrictionSource = Literals(RESTRICTION_SOURCES);
 export type RestrictionSource = (typeof RESTRICTION_SOURCES)[number];
@@ -44,7 +44,7 @@ export const RestrictionArray = Type.Array(RestrictionCode, { maxItems: RESTRICT
 
 export const RestrictionView = Type.Object({ code: RestrictionCode, source: RestrictionSource });
 
-export const MergedStatus = Literals(MERGED_STATUSES, { description: 'Merged status (D18)' });
+export const MergedStatus = Literals(MERGED_STATUSES, { description: 'Merged status' });
 export type MergedStatus = (typeof MERGED_STATUSES)[number];
 
 const Ref = Type.String({ minLength: 1, maxLength: REF_MAX, pattern: PRINTABLE });

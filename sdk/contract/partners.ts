@@ -9,7 +9,7 @@ const PartnerIdParam = Type.String({ minLength: 1, maxLength: 20 });
 
 export const PartnerStatus = Type.Union([Type.Literal('ACTIVE'), Type.Literal('DISABLED')]);
 export const SecureCardIvMode = Type.Union([Type.Literal('SHARED'), Type.Literal('PER_FIELD')], {
-  description: 'D27: SHARED uses one iv for the three secure-card fields (as the spec says); PER_FIELD adds cvv2Iv and expireDateIv',
+  description: 'SHARED uses one iv for the three secure-card fields (the original format); PER_FIELD adds cvv2Iv and expireDateIv',
 });
 
 export const PartnerFields = {

@@ -26,7 +26,7 @@ export const QrPayment = Type.Object({
   merchantCountry: Nullable(Type.String()),
   mcc: Nullable(Type.String()),
   status: Literals(['SUCCESS', 'DECLINED'] as const, { description: 'A declined PAY is recorded and changed nothing' }),
-  declineReason: Nullable(Literals(['CAPABILITY_FROZEN', 'INSUFFICIENT_BALANCE'] as const, { description: 'D47 reason of a declined PAY' })),
+  declineReason: Nullable(Literals(['CAPABILITY_FROZEN', 'INSUFFICIENT_BALANCE'] as const, { description: 'Why a PAY was declined' })),
   declineDetail: Nullable(Type.String({ description: 'CAPABILITY_FROZEN: USER:<restriction code>' })),
   originalOrderId: Nullable(Type.String({ description: 'The PAY a REFUND, REFUND_PART or REVERSAL returns' })),
   returnedAmount: Nullable(WireNumber({ description: 'PAY: how much refunds and reversals returned so far; null on the returns' })),

@@ -58,56 +58,56 @@ export interface WebhookEventDoc {
 
 const T = '2026-11-22T06:30:21.000Z';
 const card = {
-  cardId: 'cdmiabc123def456789', panFirst6: '453201', panLast4: '0366', organizationId: 'ogmiabc123def4567', subjectType: 'CUSTOMER',
-  subjectId: 'cumiabc123def45678', cardProfileId: 'cpsandboxshared01', cardNetwork: 'VISA', currency: 'USD', status: 'ACTIVE',
-  cardForm: 'VIRTUAL', balanceMode: 'SHARED', settlementCurrencies: ['USD'], custodianCustomerId: 'cumiabc123def45678',
-  cardholderName: 'ALICE TAN', cardApplyId: 'camiabc123def45678', createTime: T, modifyTime: T,
+  cardId: 'cdmwxdk8zr3fa53eaf45', panFirst6: '462263', panLast4: '0366', organizationId: 'orgmwxdk8zq49621f23a', subjectType: 'CUSTOMER',
+  subjectId: 'cusmwxdk8zr9bf0f6582', cardProfileId: 'sbx-visa-shared', cardNetwork: 'VISA', currency: 'USD', status: 'ACTIVE',
+  cardForm: 'VIRTUAL', balanceMode: 'SHARED', settlementCurrencies: ['USD'], custodianCustomerId: 'cusmwxdk8zr9bf0f6582',
+  cardholderName: 'ALICE TAN', cardApplyId: 'camwxdk8zr720bb28e85', createTime: T, modifyTime: T,
 };
 const apply = {
-  cardApplyId: 'camiabc123def45678', cardApplyRef: 'apply-0001', organizationId: 'ogmiabc123def4567', status: 'SUCCESS', cardId: card.cardId,
-  rejectReason: null, createTime: T, modifyTime: T, cardProfileId: 'cpsandboxshared01', subjectType: 'CUSTOMER', subjectId: card.subjectId,
+  cardApplyId: 'camwxdk8zr720bb28e85', cardApplyRef: 'apply-0001', organizationId: 'orgmwxdk8zq49621f23a', status: 'SUCCESS', cardId: card.cardId,
+  rejectReason: null, createTime: T, modifyTime: T, cardProfileId: 'sbx-visa-shared', subjectType: 'CUSTOMER', subjectId: card.subjectId,
   custodianCustomerId: card.subjectId, ruleIds: [],
 };
 const { status: _cardStatus, createTime: _c, modifyTime: _m, ...cardFields } = card;
 
 /** Every event type the service sends, in the order the OpenAPI document lists them. */
 export const WEBHOOK_EVENTS: WebhookEventDoc[] = [
-  { eventType: 'CARD_CREATED', summary: 'A card application ended in a card (D49)', businessId: 'the cardId', data: CardCreatedData,
+  { eventType: 'CARD_CREATED', summary: 'A card application ended in a card', businessId: 'the cardId', data: CardCreatedData,
     example: { ...cardFields, ...apply, cardStatus: 'ACTIVE' } },
-  { eventType: 'CARD_REJECTED', summary: 'A card application was rejected (D49)', businessId: 'the cardApplyId', data: CardRejectedData,
+  { eventType: 'CARD_REJECTED', summary: 'A card application was rejected', businessId: 'the cardApplyId', data: CardRejectedData,
     example: { ...apply, status: 'REJECTED', cardId: null, rejectReason: 'SCREENING_REJECTED' } },
   { eventType: 'CARD_STATUS_CHANGED', summary: 'A card was blocked, unblocked or cancelled', businessId: 'the cardId', data: CardStatusChangedData,
     example: { ...card, status: 'BLOCKED', previousStatus: 'ACTIVE' } },
   { eventType: 'CARD_TRANSACTION', summary: 'A card transaction was recorded or changed (authorization, clearing, reversal, refund)', businessId: 'the cardId',
     data: CardTransactionData, example: {
-      transId: 'txmiabc123def456789', cardId: card.cardId, organizationId: card.organizationId, subjectType: 'CUSTOMER', subjectId: card.subjectId,
+      transId: 'txmwxdk8zrbfad304ec4', cardId: card.cardId, organizationId: card.organizationId, subjectType: 'CUSTOMER', subjectId: card.subjectId,
       messageType: 'AUTHORIZATION', authType: 'EXPEND', debitCreditIndicator: 'D', approved: true, status: 'PENDING', declineReason: null,
       declineDetail: null, amount: 12.5, currency: 'USD', billingAmount: 12.5, billingCurrency: 'USD', holdAmount: 12.5,
-      merchantName: 'Blue Bottle Coffee', mcc: '5814', merchantCountry: 'HK', channel: 'POS', outstandingTransactionId: 'otmiabc123def45678',
+      merchantName: 'Blue Bottle Coffee', mcc: '5814', merchantCountry: 'HK', channel: 'POS', outstandingTransactionId: 'otmwxdk8zrcbb26ba2d2',
       postedTransactionId: null, originalTransId: null, networkTransactionId: 'sandbox-1', source: 'SANDBOX', partnerDecision: null,
       transactionTime: T, createTime: T, modifyTime: T,
     } },
-  { eventType: 'CUSTOMER_STATUS_CHANGED', summary: "An employee's restrictions or status changed (section 6)", businessId: 'the customerId',
+  { eventType: 'CUSTOMER_STATUS_CHANGED', summary: "An employee's restrictions or status changed", businessId: 'the customerId',
     data: CustomerStatusChangedData, example: {
       customerId: card.subjectId, organizationId: card.organizationId, addRestrictions: ['PAYMENT_FROZEN'], removeRestrictions: [], remark: null,
       source: 'PARTNER', status: 'RESTRICTED', restrictions: [{ code: 'PAYMENT_FROZEN', source: 'PARTNER' }], retainedRestrictions: [],
     } },
-  { eventType: 'ORGANIZATION_STATUS_CHANGED', summary: "A company's restrictions or status changed (D21)", businessId: 'the organizationId',
+  { eventType: 'ORGANIZATION_STATUS_CHANGED', summary: "A company's restrictions or status changed", businessId: 'the organizationId',
     data: OrganizationStatusChangedData, example: {
       organizationId: card.organizationId, addRestrictions: ['CASH_OUT_FROZEN'], removeRestrictions: [], remark: 'audit', source: 'PARTNER',
       status: 'RESTRICTED', restrictions: [{ code: 'CASH_OUT_FROZEN', source: 'PARTNER' }], retainedRestrictions: [],
     } },
-  { eventType: 'CUSTOMER_KYC_CHANGED', summary: "An employee's KYC review changed state (D17)", businessId: 'the customerId',
+  { eventType: 'CUSTOMER_KYC_CHANGED', summary: "An employee's KYC review changed state", businessId: 'the customerId',
     data: CustomerKycChangedData, example: { customerId: card.subjectId, kycStatus: 'APPROVED', reason: null } },
-  { eventType: 'LOW_BALANCE', summary: "A funding pool's available balance fell below its alert threshold (2.12)", businessId: 'the organizationId',
+  { eventType: 'LOW_BALANCE', summary: "A funding pool's available balance fell below its alert threshold", businessId: 'the organizationId',
     data: LowBalanceData, example: { organizationId: card.organizationId, currency: 'USD', available: 950.25, threshold: 1000 } },
-  { eventType: 'VERIFICATION_CODE_SENT', summary: 'Sandbox only: a card verification code was sent to a user (D36), with the code', businessId: 'the cardId',
+  { eventType: 'VERIFICATION_CODE_SENT', summary: 'Sandbox only: a card verification code was sent to a user, with the code', businessId: 'the cardId',
     data: VerificationCodeSentData, example: {
       externalUserId: 'user-42', cardId: card.cardId, channel: 'EMAIL', code: '042917', expireTime: T,
     } },
   { eventType: 'WEBHOOK_TEST', summary: 'A test event you asked for with POST /open-api/webhook/v1/test (attempted once, never retried)',
     businessId: 'your partnerId', data: WebhookTestData, example: {
-      test: true, message: 'Test event from the card-issuing service', partnerId: 'pamiabc123def45678', sentTime: T,
+      test: true, message: 'Test event from the card-issuing service', partnerId: 'ptmwxdk8zr3eac7b1705', sentTime: T,
     } },
 ];
 

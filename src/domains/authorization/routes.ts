@@ -17,7 +17,7 @@ import type { ServiceKeys } from './service-keys.ts';
 
 export type AuthorizationRouteDeps = AuthorizationDeps & { config: Config; serviceKeys: ServiceKeys; forwarder: AuthUrlForwarder };
 
-const DECISION_NOTE = 'A decline is a success envelope with `approved: false` and `declineReason` (D47): CARD_BLOCKED, CARD_CANCELLED, '
+const DECISION_NOTE = 'A decline is a success envelope with `approved: false` and `declineReason`: CARD_BLOCKED, CARD_CANCELLED, '
   + 'CAPABILITY_FROZEN (declineDetail names the subject and code), VELOCITY_LIMIT_EXCEEDED, MCC_NOT_ALLOWED, COUNTRY_NOT_ALLOWED, '
   + 'CURRENCY_NOT_ALLOWED, CASH_ADVANCE_NOT_ALLOWED, INSUFFICIENT_BALANCE, PARTNER_DECLINED, PARTNER_TIMEOUT. A decline changes no balance and no usage.';
 const AUTHORIZE_ERRORS: ErrorCode[] = ['CARD_INVALID'];
@@ -31,28 +31,28 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
     // ---- Sandbox (D40) ----
     route({
       method: 'POST', url: '/open-api/sandbox/v1/simulate/authorization', auth: 'partner', tag: 'Sandbox', sandboxOnly: true,
-      summary: 'Simulate a card authorization through the full pipeline (D34, D40)',
+      summary: 'Simulate a card authorization through the full pipeline',
       description: `Runs exactly the engine the card network ingress runs. ${DECISION_NOTE} When currency is not a settlement currency of the card, send billingAmount and billingCurrency (the network's conversion); otherwise the decline is CURRENCY_NOT_ALLOWED.`,
       body: SimulateAuthorizationBody, data: TransactionOut, errors: AUTHORIZE_ERRORS,
       handler: ({ body, partner }) => authorize(deps, { ...body, source: 'SANDBOX', partnerId: partner.partnerId }),
     }),
     route({
       method: 'POST', url: '/open-api/sandbox/v1/simulate/clearing', auth: 'partner', tag: 'Sandbox', sandboxOnly: true,
-      summary: 'Simulate the clearing of an authorization (D33, D34, D40)',
+      summary: 'Simulate the clearing of an authorization',
       description: 'Releases what is still held and posts `amount` (billing currency of the authorization): equal, smaller (the rest returns to free) or larger (posted even if free goes negative). Answers the CLEARING record; its postedTransactionId is the posted id.',
       body: SimulateSettleBody, data: TransactionOut, errors: SETTLE_ERRORS,
       handler: ({ body, partner }) => clear(deps, { source: 'SANDBOX', authorization: { transId: body.transId, partnerId: partner.partnerId }, amount: body.amount }),
     }),
     route({
       method: 'POST', url: '/open-api/sandbox/v1/simulate/reversal', auth: 'partner', tag: 'Sandbox', sandboxOnly: true,
-      summary: 'Simulate a full or partial reversal of an authorization (D32, D34, D40)',
+      summary: 'Simulate a full or partial reversal of an authorization',
       description: 'Releases `amount` of the hold to free and gives the velocity usage back in the periods of the original authorization (the count when the hold reaches zero). Answers the REVERSAL record.',
       body: SimulateSettleBody, data: TransactionOut, errors: SETTLE_ERRORS,
       handler: ({ body, partner }) => reverse(deps, { source: 'SANDBOX', authorization: { transId: body.transId, partnerId: partner.partnerId }, amount: body.amount }),
     }),
     route({
       method: 'POST', url: '/open-api/sandbox/v1/simulate/refund', auth: 'partner', tag: 'Sandbox', sandboxOnly: true,
-      summary: 'Simulate a merchant refund to a card (D32, D40)',
+      summary: 'Simulate a merchant refund to a card',
       description: 'Credits free of the card\'s funds (the company pool or the dedicated balance); velocity usage is left alone. `transId` optionally names the purchase returned.',
       body: SimulateRefundBody, data: TransactionOut, errors: REFUND_ERRORS,
       handler: ({ body, partner }) => refund(deps, {
@@ -64,14 +64,14 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
     // ---- Card network ingress (network key, D40) ----
     route({
       method: 'POST', url: '/internal/network/v1/authorization', auth: 'network', tag: 'Network ingress',
-      summary: 'An authorization request from the card network (D34)',
-      description: `Signed with an operator-issued network key (5.3). Idempotent on networkTransactionId: a retry is answered exactly as the first time and booked once. ${DECISION_NOTE}`,
+      summary: 'An authorization request from the card network',
+      description: `Signed with an operator-issued network key. Idempotent on networkTransactionId: a retry is answered exactly as the first time and booked once. ${DECISION_NOTE}`,
       body: NetworkAuthorizationBody, data: TransactionOut, errors: AUTHORIZE_ERRORS,
       handler: ({ body }) => authorize(deps, { ...body, source: 'NETWORK', partnerId: null }),
     }),
     route({
       method: 'POST', url: '/internal/network/v1/clearing', auth: 'network', tag: 'Network ingress',
-      summary: 'A clearing (presentment) of an authorization (D33, D34)',
+      summary: 'A clearing (presentment) of an authorization',
       body: NetworkSettleBody, data: TransactionOut, errors: SETTLE_ERRORS,
       handler: ({ body }) => clear(deps, {
         source: 'NETWORK', networkTransactionId: body.networkTransactionId,
@@ -80,7 +80,7 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
     }),
     route({
       method: 'POST', url: '/internal/network/v1/reversal', auth: 'network', tag: 'Network ingress',
-      summary: 'A full or partial reversal of an authorization (D32, D34)',
+      summary: 'A full or partial reversal of an authorization',
       body: NetworkSettleBody, data: TransactionOut, errors: SETTLE_ERRORS,
       handler: ({ body }) => reverse(deps, {
         source: 'NETWORK', networkTransactionId: body.networkTransactionId,
@@ -89,7 +89,7 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
     }),
     route({
       method: 'POST', url: '/internal/network/v1/refund', auth: 'network', tag: 'Network ingress',
-      summary: 'A merchant refund credited to a card (D32)',
+      summary: 'A merchant refund credited to a card',
       body: NetworkRefundBody, data: TransactionOut, errors: REFUND_ERRORS,
       handler: ({ body }) => refund(deps, {
         ...body, source: 'NETWORK', partnerId: null,
@@ -100,20 +100,20 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
     // ---- Partner reads (2.9) ----
     route({
       method: 'GET', url: '/open-api-corp/transaction/v1/list', auth: 'partner', tag: 'Transactions',
-      summary: 'Card transactions of the partner, newest first (2.9)',
+      summary: 'Card transactions of the partner, newest first',
       description: 'Filters: organizationId, cardId, customerId (the employee\'s cards), status, messageType, startTime (inclusive) and endTime (exclusive) on createTime. Unknown or other partners\' ids give an empty page.',
       querystring: ListTransactionsQuery, data: TransactionPageOut, errors: [],
       handler: ({ query, partner }) => listTransactions(deps, partner.partnerId, query, paging(query)),
     }),
     route({
       method: 'GET', url: '/open-api-corp/transaction/v1/query', auth: 'partner', tag: 'Transactions',
-      summary: 'One card transaction by transId (2.9)',
+      summary: 'One card transaction by transId',
       querystring: Type.Object({ transId: Type.String({ minLength: 1, maxLength: 20 }) }), data: TransactionOut, errors: ['TRANSACTION_NOT_FOUND'],
       handler: ({ query, partner }) => queryTransaction(deps, partner.partnerId, query.transId),
     }),
     route({
       method: 'POST', url: '/card/v1/transaction/id/resolve', auth: 'partner', tag: 'Transactions',
-      summary: 'Whether outstanding or posted transaction ids have been posted, and the linked id (4.2)',
+      summary: 'Whether outstanding or posted transaction ids have been posted, and the linked id',
       description: 'For any card of the partner. One answer per requested id, in order; an unknown or another partner\'s id is `found: false`.',
       body: ResolveBody, data: ResolvedOut, errors: [],
       handler: ({ body, partner }) => resolveIds(deps, partner.partnerId, body.ids),
@@ -122,7 +122,7 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
     // ---- Authorization forwarding (5.6, D37, D50) ----
     route({
       method: 'GET', url: '/open-api/v1/service-public-key', auth: 'partner', tag: 'Authorization forwarding',
-      summary: 'The service RSA public key your auth_url verifies requests with and encrypts answers to (5.6, D37)',
+      summary: 'The service RSA public key your auth_url verifies requests with and encrypts answers to',
       description: 'X.509 SubjectPublicKeyInfo DER, Base64 (what Java\'s X509EncodedKeySpec reads). Requests name the key that signed them in the X-DAPI-SERVICE-KEY-ID header; after a rotation answer with the key the request names.',
       data: ServicePublicKey,
       errors: [],
@@ -133,7 +133,7 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
     }),
     route({
       method: 'POST', url: '/open-api/sandbox/v1/auth-url/test', auth: 'partner', tag: 'Sandbox', sandboxOnly: true,
-      summary: 'Send a test authorization to your auth_url and read what happened (D37)',
+      summary: 'Send a test authorization to your auth_url and read what happened',
       description: 'Nothing is booked. Reports whether the request was delivered, whether your answer decrypted and verified, your decision, the stand-in reason otherwise, and the latency.',
       data: AuthUrlTestReport,
       errors: [],
@@ -158,7 +158,7 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
     }),
     route({
       method: 'POST', url: '/internal/admin/v1/auth-forwarding/settings', auth: 'admin', tag: 'Admin',
-      summary: 'A partner\'s answer deadline and stand-in decision (D37: default 2000 ms, DECLINE)',
+      summary: 'A partner\'s answer deadline and stand-in decision (default 2000 ms, DECLINE)',
       body: Type.Object({
         partnerId: Type.String({ minLength: 1, maxLength: 20 }),
         deadlineMs: Type.Integer({ minimum: 100, maximum: 10000 }),

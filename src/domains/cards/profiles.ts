@@ -131,7 +131,7 @@ export async function createCardProfile(deps: CardDeps, input: CreateProfileInpu
   const panLength = input.panLength ?? DEFAULT_PAN_LENGTH;
   if (panLength - input.bin.length < 7) throw paramInvalid('panLength', 'must leave at least 6 account digits after the BIN');
   if (input.balanceMode === 'ASSET' && (input.settlementCurrencies.length !== 1 || input.settlementCurrencies[0] !== 'USD')) {
-    throw paramInvalid('settlementCurrencies', 'a consumer (ASSET) profile settles in ["USD"] only: its funding assets are USD-pegged (D35)');
+    throw paramInvalid('settlementCurrencies', 'a consumer (ASSET) profile settles in ["USD"] only: its funding assets are USD-pegged');
   }
   const issuanceFee = feeOf(input.fees, 'issuanceFee', '0');
   const monthlyFee = feeOf(input.fees, 'monthlyFee', '0');

@@ -15,7 +15,7 @@ export function customerAdminRoutes(deps: CustomerAdminDeps): RouteDef[] {
       url: '/internal/admin/v1/kyc-decisions',
       auth: 'admin',
       tag: 'Admin',
-      summary: "Decide an employee's KYC review in flight (D17, D51)",
+      summary: "Decide an employee's KYC review in flight",
       body: Type.Object({
         customerId: CustomerId,
         decision: Type.Union([Type.Literal('APPROVED'), Type.Literal('REJECTED')]),

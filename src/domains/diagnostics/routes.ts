@@ -22,7 +22,7 @@ export function diagnosticsRoutes(deps: { db: Db }): RouteDef[] {
       url: '/open-api/sandbox/v1/decimal-echo',
       auth: 'partner',
       tag: 'Sandbox',
-      summary: 'Store an exact decimal and read it back (D4)',
+      summary: 'Store an exact decimal and read it back',
       sandboxOnly: true,
       body: DecimalEchoBody,
       data: DecimalEchoAnswer,
@@ -41,7 +41,7 @@ export function diagnosticsRoutes(deps: { db: Db }): RouteDef[] {
       url: '/internal/admin/v1/outbox-mail',
       auth: 'admin',
       tag: 'Admin',
-      summary: 'Read the mail outbox, newest first (D14, D51); bodies are kept only when no SMTP is configured',
+      summary: 'Read the mail outbox, newest first; bodies are kept only when no SMTP is configured',
       querystring: Type.Object({ recipient: Type.Optional(Type.String({ maxLength: 128 })), ...PagingQuery }),
       errors: [],
       handler: async ({ query }) => {

@@ -11,7 +11,7 @@ export function ledgerAdminRoutes(deps: { db: Db }): RouteDef[] {
       url: '/internal/admin/v1/ledger/audit',
       auth: 'admin',
       tag: 'Admin',
-      summary: 'Re-derive every ledger balance from its postings and report differences (D33)',
+      summary: 'Re-derive every ledger balance from its postings and report differences',
       querystring: Type.Object({ partnerId: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })) }),
       errors: [],
       handler: ({ query }) => auditLedger(deps.db, { partnerId: query.partnerId }),

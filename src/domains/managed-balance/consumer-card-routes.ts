@@ -21,8 +21,8 @@ export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
       url: '/card/v2/apply',
       auth: 'partner',
       tag: TAG,
-      summary: 'Issue a consumer card to a user, charging the profile\'s fees (D35)',
-      description: 'Synchronous: the card is ACTIVE in the answer. The card bills in USD and spends `fundingAsset` (default USD): 1:1 when the asset is USD-pegged, else at the asset\'s operator rate (D35); an asset without a rate is ASSET_INVALID. '
+      summary: 'Issue a consumer card to a user, charging the profile\'s fees',
+      description: 'Synchronous: the card is ACTIVE in the answer. The card bills in USD and spends `fundingAsset` (default USD): 1:1 when the asset is USD-pegged, else at the asset\'s operator rate; an asset without a rate is ASSET_INVALID. '
         + 'Fees of the profile (USD) are charged from the user\'s free balance in that asset, at its rate rounded up: CARD_PRINTING_FEE (issuanceFee) and, for a PHYSICAL card, CARD_POSTAL_FEE (postalFee); '
         + 'a fee above free refuses the apply with INSUFFICIENT_BALANCE and nothing is created. `mobile` and `email` (optional) are where verification codes go. '
         + 'Refused with CAPABILITY_FROZEN (data.errorCode CARD_FROZEN or ACCOUNT_FROZEN) when the user\'s card management is frozen. Retry safely with an Idempotency-Key header.',
@@ -37,7 +37,7 @@ export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
       url: '/card/v2/list',
       auth: 'partner',
       tag: TAG,
-      summary: 'The user\'s consumer cards in every state (D43), newest first',
+      summary: 'The user\'s consumer cards in every state, newest first',
       querystring: ConsumerListQuery,
       data: ConsumerCardPage,
       errors: [],
@@ -52,7 +52,7 @@ export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
       auth: 'partner',
       tag: TAG,
       summary: 'One consumer card of the user, with cardMantissa (last four digits)',
-      description: 'Every state is readable (D43). Another user\'s or partner\'s card, or a corporate card, is CARD_INVALID.',
+      description: 'Every state is readable. Another user\'s or partner\'s card, or a corporate card, is CARD_INVALID.',
       querystring: ConsumerDetailQuery,
       data: ConsumerCardView,
       errors: ['CARD_INVALID'],
@@ -63,7 +63,7 @@ export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
       url: '/card/v2/block',
       auth: 'partner',
       tag: TAG,
-      summary: 'Freeze (block=true) or unfreeze (block=false) a consumer card (D36)',
+      summary: 'Freeze (block=true) or unfreeze (block=false) a consumer card',
       description: '`data` is false on success both ways. Freezing needs no code. Unfreezing needs `smsCode` or `emailCode` from /card/v2/send-verification-code '
         + '(6 digits, 5 minutes, at most 5 attempts, single use; otherwise VERIFICATION_CODE_INVALID), the user\'s card capability, and charges the profile\'s '
         + 'CARD_VIP_FROZEN_FEE (frozenFee) when it has one. A card already in the asked state answers false and changes nothing.',
@@ -77,7 +77,7 @@ export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
       url: '/card/v2/send-verification-code',
       auth: 'partner',
       tag: TAG,
-      summary: 'Send the user a 6-digit code for unfreezing the card (D36)',
+      summary: 'Send the user a 6-digit code for unfreezing the card',
       description: 'Sent to the user\'s mobile (SMS) or email (EMAIL) given at apply or with /card/v2/contact, through the notification transport; in sandbox also as the event VERIFICATION_CODE_SENT (with the code). '
         + 'A new code replaces the card\'s earlier ones. Codes of one card are at least 60 s apart and at most 10 in 24 hours: otherwise VERIFICATION_CODE_TOO_FREQUENT with a Retry-After header (seconds).',
       body: SendCodeBody,
@@ -91,7 +91,7 @@ export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
       auth: 'partner',
       tag: TAG,
       summary: 'Set where the user\'s verification codes go (mobile, email)',
-      description: 'Given fields replace the stored ones; absent fields stay. The user is created on first use (D35).',
+      description: 'Given fields replace the stored ones; absent fields stay. The user is created on first use.',
       body: ContactBody,
       data: ContactView,
       errors: [],
@@ -102,8 +102,8 @@ export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
       url: '/card/v1/fiat/transactions',
       auth: 'partner',
       tag: TAG,
-      summary: 'Transactions of consumer cards (2.9), newest first',
-      description: 'Authorizations, clearings, reversals and refunds of the partner\'s consumer cards, of one user when `externalUserId` is given; filters by card, authType, status and time (startTime inclusive, endTime exclusive); D9 paging.',
+      summary: 'Transactions of consumer cards, newest first',
+      description: 'Authorizations, clearings, reversals and refunds of the partner\'s consumer cards, of one user when `externalUserId` is given; filters by card, authType, status and time (startTime inclusive, endTime exclusive); paged (page, pageSize).',
       querystring: FiatTransactionsQuery,
       data: ConsumerTransactionPage,
       errors: [],
@@ -117,7 +117,7 @@ export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
       url: '/card/v2/statements/detail',
       auth: 'partner',
       tag: TAG,
-      summary: 'One transaction of the user\'s consumer cards by transId (2.9)',
+      summary: 'One transaction of the user\'s consumer cards by transId',
       querystring: StatementDetailQuery,
       data: ConsumerTransaction,
       errors: ['TRANSACTION_NOT_FOUND'],

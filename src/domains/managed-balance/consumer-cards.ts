@@ -118,7 +118,7 @@ export async function applyConsumerCard(deps: ConsumerCardDeps, partnerId: strin
   return deps.db.tx(async (q) => {
     const asset = await activeAsset(q, input.fundingAsset ?? DEFAULT_FUNDING_ASSET, 'fundingAsset');
     if (asset.usdRate === null) {
-      throw new ApiError('ASSET_INVALID', `fundingAsset: ${asset.asset} has no rate to USD; a card spends USD at the asset's operator rate (D35)`, {
+      throw new ApiError('ASSET_INVALID', `fundingAsset: ${asset.asset} has no rate to USD; a card spends USD at the asset's operator rate`, {
         data: { errorCode: 'ASSET_INVALID', errorMsg: 'fundingAsset' },
       });
     }
@@ -252,7 +252,7 @@ export async function blockUserCard(
   input: { externalUserId: string; cardId: string; block: boolean; smsCode?: string; emailCode?: string },
 ): Promise<false> {
   const given = [input.smsCode, input.emailCode].filter((c): c is string => c !== undefined);
-  if (!input.block && given.length === 0) throw paramInvalid('smsCode', 'unfreezing needs smsCode or emailCode (D36)');
+  if (!input.block && given.length === 0) throw paramInvalid('smsCode', 'unfreezing needs smsCode or emailCode');
   const at = now(deps);
   const outcome = await deps.db.tx(async (q) => {
     const { user, card } = await userCard(q, partnerId, input.externalUserId, input.cardId, true);

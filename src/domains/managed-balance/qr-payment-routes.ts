@@ -18,7 +18,7 @@ export function qrPaymentRoutes(deps: QrDeps): RouteDef[] {
     route({
       method: 'POST', url: '/internal/network/v1/qr-payment', auth: 'network', tag: 'Network ingress',
       summary: 'A QR payment message from the network: PAY, REFUND, REFUND_PART or REVERSAL',
-      description: `Signed with an operator-issued network key (5.3). Idempotent on networkTransactionId: a retry is answered exactly as the first time and booked once. `
+      description: `Signed with an operator-issued network key. Idempotent on networkTransactionId: a retry is answered exactly as the first time and booked once. `
         + `${BOOKING} PAY names the partner (partnerId, else PARTNER_INVALID); returns name the PAY with originalNetworkTransactionId.`,
       body: NetworkQrPaymentBody, data: QrPayment, errors: ['PARTNER_INVALID', ...BOOK_ERRORS],
       handler: ({ body }) => {
@@ -31,7 +31,7 @@ export function qrPaymentRoutes(deps: QrDeps): RouteDef[] {
     }),
     route({
       method: 'POST', url: '/open-api/sandbox/v1/simulate/qr-payment', auth: 'partner', tag: 'Sandbox', sandboxOnly: true,
-      summary: 'Simulate a QR payment message for one of your users (D40)',
+      summary: 'Simulate a QR payment message for one of your users',
       description: `Runs exactly what the network ingress runs. ${BOOKING} Returns name your PAY with orderId.`,
       body: SimulateQrPaymentBody, data: QrPayment, errors: BOOK_ERRORS,
       handler: ({ body, partner }) => {
@@ -43,8 +43,8 @@ export function qrPaymentRoutes(deps: QrDeps): RouteDef[] {
     }),
     route({
       method: 'GET', url: '/card/v1/qr/transactions', auth: 'partner', tag: 'QR payments',
-      summary: 'QR payment records of your users (2.9 transType), newest first',
-      description: 'Filters: externalUserId, transType, status, asset, startTime (inclusive) and endTime (exclusive) on createTime; D9 paging. An unknown user is an empty page.',
+      summary: 'QR payment records of your users, newest first',
+      description: 'Filters: externalUserId, transType, status, asset, startTime (inclusive) and endTime (exclusive) on createTime; paged (page, pageSize). An unknown user is an empty page.',
       querystring: QrTransactionsQuery, data: QrPaymentPage, errors: [],
       handler: ({ query, partner }) => {
         const { page, pageSize, ...filter } = query;

@@ -11,7 +11,7 @@ const MOVE_ERRORS = ['ASSET_INVALID', 'EXTERNAL_TRAN_ID_DUPLICATE', 'CAPABILITY_
 
 /** User assets (4.3, 2.3, 2.4; D33, D35, D48) and their operator controls. */
 export function userAssetRoutes(deps: MovementDeps): RouteDef[] {
-  const listDescription = 'Accepts GET (query string) and POST (JSON body) alike (D48). Newest first; D9 paging. `asset` matches either side of a conversion.';
+  const listDescription = 'Accepts GET (query string) and POST (JSON body) alike. Newest first, paged (page, pageSize). `asset` matches either side of a conversion.';
   return [
     route({
       method: 'POST',
@@ -19,7 +19,7 @@ export function userAssetRoutes(deps: MovementDeps): RouteDef[] {
       auth: 'partner',
       tag: TAG,
       summary: 'Increase a user\'s free balance in an asset (DEPOSIT unless `type` says otherwise)',
-      description: 'Idempotent on externalTranId per partner: a repeat is EXTERNAL_TRAN_ID_DUPLICATE and books nothing. The user is created on first use (D35). Refused with CAPABILITY_FROZEN (data.errorCode CASH_IN_FROZEN) when the user\'s deposits are frozen (D20).',
+      description: 'Idempotent on externalTranId per partner: a repeat is EXTERNAL_TRAN_ID_DUPLICATE and books nothing. The user is created on first use. Refused with CAPABILITY_FROZEN (data.errorCode CASH_IN_FROZEN) when the user\'s deposits are frozen.',
       body: CreditBody,
       data: AssetMovement,
       example: { externalTranId: 'dep-20261124-0001', asset: 'USDT', amount: 125.5, externalUserId: 'user-42', remark: 'top-up' },
@@ -32,7 +32,7 @@ export function userAssetRoutes(deps: MovementDeps): RouteDef[] {
       auth: 'partner',
       tag: TAG,
       summary: 'Decrease a user\'s free balance in an asset (WITHDRAW unless `type` says otherwise)',
-      description: 'A debit above free is INSUFFICIENT_BALANCE and books nothing (D33). CASH_OUT_FROZEN or ACCOUNT_FROZEN refuse it (CAPABILITY_FROZEN).',
+      description: 'A debit above free is INSUFFICIENT_BALANCE and books nothing. CASH_OUT_FROZEN or ACCOUNT_FROZEN refuse it (CAPABILITY_FROZEN).',
       body: DebitBody,
       data: AssetMovement,
       errors: [...MOVE_ERRORS, 'INSUFFICIENT_BALANCE'],
@@ -44,7 +44,7 @@ export function userAssetRoutes(deps: MovementDeps): RouteDef[] {
       auth: 'partner',
       tag: TAG,
       summary: 'Convert part of a user\'s balance into another asset at the operator rate (CONVERSION)',
-      description: 'counterAmount = amount x toAsset.usdRate / fromAsset.usdRate, rounded down to toAsset\'s scale; USD-pegged assets convert 1:1 (D35). One movement, idempotent on externalTranId.',
+      description: 'counterAmount = amount x toAsset.usdRate / fromAsset.usdRate, rounded down to toAsset\'s scale; USD-pegged assets convert 1:1. One movement, idempotent on externalTranId.',
       body: ConvertBody,
       data: AssetMovement,
       errors: [...MOVE_ERRORS, 'INSUFFICIENT_BALANCE', 'CONVERSION_NOT_AVAILABLE'],
@@ -55,7 +55,7 @@ export function userAssetRoutes(deps: MovementDeps): RouteDef[] {
       url: '/user-asset/v1/balance',
       auth: 'partner',
       tag: TAG,
-      summary: 'The user\'s balance objects (2.3), one per asset',
+      summary: 'The user\'s balance objects, one per asset',
       description: 'Every ACTIVE asset (zeros when never used, also for a user the partner never used) and any other asset the user still holds. free, freeze and total are exact JSON numbers.',
       querystring: BalanceQuery,
       data: UserBalanceList,
@@ -67,7 +67,7 @@ export function userAssetRoutes(deps: MovementDeps): RouteDef[] {
       url: '/user-asset/v1/transactions',
       auth: 'partner',
       tag: TAG,
-      summary: 'A user\'s asset movements (2.4)',
+      summary: 'A user\'s asset movements',
       description: listDescription,
       querystring: MovementListFilter,
       data: AssetMovementPage,
@@ -80,7 +80,7 @@ export function userAssetRoutes(deps: MovementDeps): RouteDef[] {
       auth: 'partner',
       tag: TAG,
       operationId: 'userAssetTransactionsPost',
-      summary: 'A user\'s asset movements (2.4), filters in the body',
+      summary: 'A user\'s asset movements, filters in the body',
       description: listDescription,
       body: MovementListFilter,
       data: AssetMovementPage,

@@ -38,7 +38,7 @@ export interface SecureCardData {
 
 function secureCardKey(secretKey: string): Buffer {
   const key = Buffer.from(secretKey, 'utf8');
-  invariant(key.length === AES_256_KEY_BYTES, 'partner secretKey is 32 UTF-8 bytes (D8)');
+  invariant(key.length === AES_256_KEY_BYTES, 'partner secretKey is 32 UTF-8 bytes');
   return key;
 }
 

@@ -63,13 +63,13 @@ const PAGE_KEYS = 'page,pageSize,result,total';
 const SHARED_SCHEMAS: Record<string, Json> = {
   MessageDetail: {
     type: 'object',
-    description: 'Display object of 2.1; filled on failures (type ERROR), null on success. Never judge success by it.',
+    description: 'Display object: filled on failures (type ERROR), null on success. Never judge success by it.',
     required: ['message', 'title', 'type', 'icon', 'action', 'linkTitle', 'linkUrl'],
     properties: Object.fromEntries(['message', 'title', 'type', 'icon', 'action', 'linkTitle', 'linkUrl'].map((k) => [k, { type: ['string', 'null'] }])),
   },
   Envelope: {
     type: 'object',
-    description: 'The response envelope of every endpoint (D1). `code` is the only success criterion: SYS_SUCCESS, or an error code.',
+    description: 'The response envelope of every endpoint. `code` is the only success criterion: SYS_SUCCESS, or an error code.',
     required: ['code', 'message', 'messageDetail', 'data'],
     properties: {
       code: { type: 'string', description: 'SYS_SUCCESS on success; otherwise the error code', examples: ['SYS_SUCCESS'] },
@@ -80,7 +80,7 @@ const SHARED_SCHEMAS: Record<string, Json> = {
   },
   ErrorData: {
     type: 'object',
-    description: 'Detail some failures carry (D1, D20): the frozen capability code, for example.',
+    description: 'Detail some failures carry: the frozen capability code, for example.',
     properties: { errorCode: { type: 'string' }, errorMsg: { type: 'string' } },
   },
   ErrorEnvelope: {
@@ -91,7 +91,7 @@ const SHARED_SCHEMAS: Record<string, Json> = {
   },
   FrameworkRejection: {
     type: 'object',
-    description: 'D3: framework-level rejection (missing or non-JSON Content-Type, malformed JSON, body over 64 KiB): HTTP 400, the only answer with `success`.',
+    description: 'Framework-level rejection (missing or non-JSON Content-Type, malformed JSON, body over 64 KiB): HTTP 400, the only answer with `success`.',
     required: ['success', 'code', 'message', 'messageDetail', 'data'],
     properties: {
       success: { type: 'boolean', const: false },
@@ -103,7 +103,7 @@ const SHARED_SCHEMAS: Record<string, Json> = {
   },
   Paging: {
     type: 'object',
-    description: 'Paging envelope of list endpoints (2.2, D9); `result` holds the items, newest first.',
+    description: 'Paging envelope of list endpoints; `result` holds the items, newest first.',
     required: ['page', 'pageSize', 'total', 'result'],
     properties: {
       page: { type: 'integer', minimum: 1 },
@@ -114,7 +114,7 @@ const SHARED_SCHEMAS: Record<string, Json> = {
   },
   WebhookEvent: {
     type: 'object',
-    description: 'Body of every webhook (D38, D49). Deduplicate on eventId; drop updates whose sequence is not above the last applied for the businessId.',
+    description: 'Body of every webhook. Deduplicate on eventId; drop updates whose sequence is not above the last applied for the businessId.',
     required: ['eventId', 'eventType', 'businessId', 'sequence', 'createTime', 'data'],
     properties: {
       eventId: { type: 'string', description: 'Stable across retries and resends' },
@@ -131,7 +131,7 @@ const SIGNATURE_HEADERS = [
   { name: 'X-DAPI-API-KEY', description: 'Your apiKey' },
   { name: 'X-DAPI-TIMESTAMP', description: '13-digit epoch milliseconds of the attempt' },
   { name: 'X-DAPI-NONCE', description: 'Integer in [10000, 99999]' },
-  { name: 'X-DAPI-SIGN', description: 'lowercase hex HmacSHA256(apiKey + timestamp + nonce + body) keyed with your secretKey (D38)' },
+  { name: 'X-DAPI-SIGN', description: 'lowercase hex HmacSHA256(apiKey + timestamp + nonce + body) keyed with your secretKey' },
   { name: 'X-DAPI-EVENT-ID', description: 'The eventId of the body' },
 ].map((h) => ({ name: h.name, in: 'header', required: true, description: h.description, schema: { type: 'string' } }));
 
@@ -152,9 +152,9 @@ const IDEMPOTENCY_PARAMETER = {
 };
 
 const SHARED_RESPONSES: Record<string, { name: string; description: string; schema: string }> = {
-  400: { name: 'FrameworkRejection', schema: 'FrameworkRejection', description: 'SYS_ILLEGAL_PARAM: missing or non-JSON Content-Type, malformed JSON, body over 64 KiB (D3)' },
-  401: { name: 'Unauthenticated', schema: 'ErrorEnvelope', description: 'DAPI_API_KEY_INVALID, DAPI_TIMESTAMP_FORMAT_ERROR, DAPI_TIMESTAMP_EXPIRED, DAPI_NONCE_INVALID, DAPI_SIGN_INVALID, DAPI_NONCE_REPLAYED (D5), or SYS_UNAUTHORIZED on operator routes' },
-  403: { name: 'IpNotAllowed', schema: 'ErrorEnvelope', description: 'DAPI_IP_NOT_ALLOWED: the caller address is not on the whitelist (5.5)' },
+  400: { name: 'FrameworkRejection', schema: 'FrameworkRejection', description: 'SYS_ILLEGAL_PARAM: missing or non-JSON Content-Type, malformed JSON, body over 64 KiB' },
+  401: { name: 'Unauthenticated', schema: 'ErrorEnvelope', description: 'DAPI_API_KEY_INVALID, DAPI_TIMESTAMP_FORMAT_ERROR, DAPI_TIMESTAMP_EXPIRED, DAPI_NONCE_INVALID, DAPI_SIGN_INVALID, DAPI_NONCE_REPLAYED, or SYS_UNAUTHORIZED on operator routes' },
+  403: { name: 'IpNotAllowed', schema: 'ErrorEnvelope', description: 'DAPI_IP_NOT_ALLOWED: the caller address is not on the whitelist' },
   409: { name: 'IdempotencyKeyInUse', schema: 'ErrorEnvelope', description: 'IDEMPOTENCY_KEY_IN_USE: a request with this Idempotency-Key is still executing; retry after Retry-After' },
   429: { name: 'RateLimited', schema: 'ErrorEnvelope', description: 'SYS_RATE_LIMITED: retry after the seconds in Retry-After' },
   500: { name: 'InternalError', schema: 'ErrorEnvelope', description: 'SYS_INTERNAL_ERROR: no internals in the body; the log has the x-request-id' },
@@ -170,14 +170,14 @@ const NAMED_SAMPLES: [RegExp, string][] = [
   [/^phoneNumber$/, '91234567'],
   [/email/i, 'alice.tan@example.com'],
   [/url$/i, 'https://partner.example/webhooks'],
-  [/^organizationId$/, 'ogmiabc123def4567'],
-  [/^(customerId|subjectId|custodianCustomerId)$/, 'cumiabc123def45678'],
-  [/^cardId$/, 'cdmiabc123def456789'],
-  [/^cardProfileId$/, 'cpsandboxshared01'],
-  [/^(ruleId)$/, 'vrmiabc123def45678'],
-  [/^transId$/, 'txmiabc123def456789'],
-  [/^eventId$/, 'evmiabc123def4567890'],
-  [/^partnerId$/, 'pamiabc123def45678'],
+  [/^organizationId$/, 'orgmwxdk8zq49621f23a'],
+  [/^(customerId|subjectId|custodianCustomerId)$/, 'cusmwxdk8zr9bf0f6582'],
+  [/^cardId$/, 'cdmwxdk8zr3fa53eaf45'],
+  [/^cardProfileId$/, 'sbx-visa-shared'],
+  [/^(ruleId)$/, 'vrmwxdk8zrfc8dd4f18e'],
+  [/^transId$/, 'txmwxdk8zrbfad304ec4'],
+  [/^eventId$/, 'evmwxdk8zra34118636d'],
+  [/^partnerId$/, 'ptmwxdk8zr3eac7b1705'],
   [/Ref$/, 'acme-0001'],
   [/^organizationName$/, 'Acme Trading Ltd'],
   [/^companyRegistrationNumber$/, 'HK-12345678'],
@@ -384,7 +384,7 @@ export function finishOpenApi(doc: Json, extras: OpenApiExtras): Json {
       post: {
         operationId: `webhook${words.map((x) => x[0].toUpperCase() + x.slice(1)).join('')}`,
         summary: w.summary,
-        description: `${w.summary}. \`businessId\` is ${w.businessId}. POSTed to your webhookUrl, signed as in 5.3 (D38); answer any 2xx within 5 s, else it is retried for at least 24 hours.`,
+        description: `${w.summary}. \`businessId\` is ${w.businessId}. POSTed to your webhookUrl, signed like your requests; answer any 2xx within 5 s, else it is retried for at least 24 hours.`,
         tags: ['Webhooks'],
         security: [],
         parameters: [...SIGNATURE_HEADERS, WEBHOOK_SECRET_HEADER],
@@ -394,7 +394,7 @@ export function finishOpenApi(doc: Json, extras: OpenApiExtras): Json {
             'application/json': {
               schema: { allOf: [ref('WebhookEvent'), { type: 'object', properties: { eventType: { type: 'string', const: w.eventType }, data: components.share(w.data) } }] },
               example: {
-                eventId: 'evmiabc123def4567890', eventType: w.eventType, businessId: 'cdmiabc123def456789', sequence: 1,
+                eventId: 'evmwxdk8zra34118636d', eventType: w.eventType, businessId: 'cdmwxdk8zr3fa53eaf45', sequence: 1,
                 createTime: '2026-11-22T06:30:21.000Z', data: w.example,
               },
             },

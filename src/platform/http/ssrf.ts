@@ -62,7 +62,7 @@ export function callbackUrlViolation(url: URL, blockPrivateAddresses: boolean): 
 export class ForbiddenAddressError extends Error {
   readonly code = 'ESSRFBLOCKED';
   constructor(readonly host: string, readonly address: string) {
-    super(`${host} resolves to ${address}, a loopback, private, link-local or otherwise non-public address (refused in production, D38)`);
+    super(`${host} resolves to ${address}, a loopback, private, link-local or otherwise non-public address (refused in production)`);
     this.name = 'ForbiddenAddressError';
   }
 }

@@ -1,0 +1,127 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { ERROR_CATALOG } from '../src/platform/errors.ts';
+
+/**
+ * Issue 32, item 6: the repository stands alone. What a partner reads (the API reference, the error
+ * messages, the READMEs) speaks the partner's language: no internal decision numbers ("D23"),
+ * spec section numbers ("4.5 rule 1", "(2.12)") or issue numbers; those stay in code comments,
+ * tests and docs/decisions.md. And no markdown link points outside the repository.
+ */
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+const INTERNAL_REFERENCES: [RegExp, string][] = [
+  [/\bD\d{1,3}\b/, 'a decision number (D23)'],
+  [/\b(?:spec|sections?)\s+\d/i, 'a spec section ("spec 5.3", "section 3")'],
+  [/\(\s*\d+\.\d+/, 'a section number in parentheses ("(2.12)")'],
+  [/\b\d+\.\d+(?:\.\d+)?\s+rules?\s+\d/i, 'a spec rule ("4.5 rule 1")'],
+  [/\bas in \d+\.\d+/i, 'a section number ("as in 5.3")'],
+  [/\bissue\s+#?\d+/i, 'an issue number'],
+];
+
+/** The internal references in a partner-facing text, as `what: …snippet…`. */
+export function internalReferences(text: string): string[] {
+  const found: string[] = [];
+  for (const [pattern, what] of INTERNAL_REFERENCES) {
+    const m = pattern.exec(text);
+    if (m) found.push(`${what}: …${text.slice(Math.max(0, m.index - 40), m.index + m[0].length + 20)}…`);
+  }
+  return found;
+}
+
+/** Every prose string of the OpenAPI document with its JSON pointer (examples, enums and patterns are data, not prose). */
+function proseOf(node: unknown, pointer = ''): [string, string][] {
+  if (typeof node === 'string') return [[pointer, node]];
+  if (Array.isArray(node)) return node.flatMap((item, i) => proseOf(item, `${pointer}/${i}`));
+  if (node === null || typeof node !== 'object') return [];
+  return Object.entries(node).flatMap(([key, value]) => {
+    if (['example', 'examples', 'const', 'enum', 'default', 'pattern', 'operationId', '$ref', 'format', 'name', 'type', 'in', 'required'].includes(key)) return [];
+    // Property names and paths are identifiers; only their values are prose.
+    return proseOf(value, `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`);
+  });
+}
+
+/** Markdown files of the repository (not dependencies or build output). */
+function markdownFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    if (['node_modules', 'dist', '.git', 'data'].includes(name)) return [];
+    const full = path.join(dir, name);
+    return statSync(full).isDirectory() ? markdownFiles(full) : name.endsWith('.md') ? [full] : [];
+  });
+}
+
+/** Inline links and images `[text](target)` and reference definitions `[id]: target`, outside code. */
+function linksOf(markdown: string): string[] {
+  const prose = markdown.replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
+  const inline = [...prose.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1]);
+  const definitions = [...prose.matchAll(/^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/gm)].map((m) => m[1]);
+  return [...inline, ...definitions];
+}
+
+describe('the repository stands alone (issue 32)', () => {
+  let svc: TestService;
+  let doc: unknown;
+
+  before(async () => {
+    svc = await startService();
+    doc = await (await fetch(`${svc.baseUrl}/openapi.json`)).json();
+  });
+  after(async () => {
+    await svc.close();
+    await closeTestDatabase();
+  });
+
+  it('the detector finds each kind of internal reference (negative control)', () => {
+    for (const text of ['Apply for a card (D23, D44)', 'Replace the name (4.5 rule 1)', 'Set alerts (2.12)', 'signed as in 5.3', 'see spec 5.2', 'since issue 14']) {
+      assert.ok(internalReferences(text).length > 0, text);
+    }
+    for (const text of ['Apply for a virtual card', 'at most 2 decimal places', 'AES-256-GCM, 3DS', 'TLS 1.3 only']) {
+      assert.deepEqual(internalReferences(text), [], text);
+    }
+  });
+
+  it('the OpenAPI document cites no decision, section or issue numbers in its summaries, descriptions and titles', () => {
+    const prose = proseOf(doc);
+    assert.ok(prose.length > 200, `prose strings: ${prose.length}`);
+    const offending = prose.flatMap(([pointer, text]) => internalReferences(text).map((r) => `${pointer}: ${r}`));
+    assert.deepEqual(offending, [], 'say it in the partner\'s words; keep the number in a code comment or docs/decisions.md');
+  });
+
+  it("the error catalog's messages cite none either", () => {
+    const offending = Object.entries(ERROR_CATALOG).flatMap(([code, entry]) => internalReferences(entry.message).map((r) => `${code}: ${r}`));
+    assert.deepEqual(offending, []);
+  });
+
+  it('the READMEs cite none either', () => {
+    for (const file of ['README.md', 'sdk/README.md']) {
+      const text = readFileSync(path.join(ROOT, file), 'utf8').replace(/```[\s\S]*?```/g, '');
+      assert.deepEqual(internalReferences(text), [], file);
+    }
+  });
+
+  it('every relative markdown link resolves to a file or folder inside the repository', () => {
+    const files = markdownFiles(ROOT);
+    assert.ok(files.some((f) => f.endsWith(`${path.sep}README.md`)) && files.length > 5, `markdown files: ${files.length}`);
+    const broken: string[] = [];
+    let checked = 0;
+    for (const file of files) {
+      for (const link of linksOf(readFileSync(file, 'utf8'))) {
+        if (/^[a-z][a-z0-9+.-]*:/i.test(link) || link.startsWith('#')) continue; // https:, mailto:, in-page anchors
+        checked++;
+        const target = path.resolve(path.dirname(file), decodeURI(link.split('#')[0]));
+        const where = `${path.relative(ROOT, file)}: ${link}`;
+        if (target !== ROOT && !target.startsWith(ROOT + path.sep)) broken.push(`${where} points outside the repository`);
+        else if (!existsSync(target)) broken.push(`${where} does not exist`);
+      }
+    }
+    assert.ok(checked > 20, `relative links checked: ${checked}`);
+    assert.deepEqual(broken, []);
+  });
+
+  it('the link check does catch a link outside the repository (negative control)', () => {
+    assert.deepEqual(linksOf('See [the contract](../shared/spec/interface.md) and `[not](../code)`.\n\n[ref]: ../x.md'), ['../shared/spec/interface.md', '../x.md']);
+  });
+});

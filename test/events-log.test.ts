@@ -181,6 +181,28 @@ describe('event log, redelivery and egress addresses (D38, D9, 5.5)', () => {
     }
   });
 
+  it('when a partner without a webhook_url has many events, then the NOT_CONFIGURED warning is logged once for it, the rest at debug (issue 32)', async () => {
+    const lines: { level: string; line: Record<string, unknown> }[] = [];
+    const log = {
+      error: (line: object) => lines.push({ level: 'error', line: line as Record<string, unknown> }),
+      warn: (line: object) => lines.push({ level: 'warn', line: line as Record<string, unknown> }),
+      info: (line: object) => lines.push({ level: 'info', line: line as Record<string, unknown> }),
+      debug: (line: object) => lines.push({ level: 'debug', line: line as Record<string, unknown> }),
+    };
+    const { partner: quiet } = await svc.newPartner();
+    const { partner: other } = await svc.newPartner();
+    for (let i = 0; i < 3; i++) await recordTestEvent(svc, quiet.partnerId);
+    await recordTestEvent(svc, other.partnerId);
+    await deliverDueEvents(svc.ctx, { log });
+    await recordTestEvent(svc, quiet.partnerId);
+    await deliverDueEvents(svc.ctx, { log }); // a later run: still no second warning for the same partner
+    const of = (partnerId: string) => lines.filter((l) => l.line.partnerId === partnerId && l.line.outcome === 'NOT_CONFIGURED');
+    assert.equal(of(quiet.partnerId).length, 4, 'every attempt is still logged');
+    assert.deepEqual(of(quiet.partnerId).map((l) => l.level), ['warn', 'debug', 'debug', 'debug']);
+    assert.match(String(of(quiet.partnerId)[0].line.reason), /no webhook_url/);
+    assert.deepEqual(of(other.partnerId).map((l) => l.level), ['warn'], 'once per partner, not once overall');
+  });
+
   it('when a DISABLED partner with a webhook_url is enabled again, then its parked event goes out at once', async () => {
     const { partner: paused, client: pausedClient } = await svc.newPartner();
     const receiver = await WebhookReceiver.start();

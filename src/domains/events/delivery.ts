@@ -227,13 +227,40 @@ async function settleAttempt(deps: EventDeps, q: Queryable, event: LeasedEvent, 
 }
 
 /** The job runner's account of one attempt: warnings for failed answers, an error when given up. */
+/**
+ * Partners whose events are parked as NOT_CONFIGURED (no webhook_url, disabled, ...), with the
+ * reason last warned about. Issue 32: a partner without a webhook_url is a setting, not an
+ * incident, so the warning is logged once per partner and reason (per process), the rest of its
+ * events at debug level; any other outcome for the partner forgets it, so a later relapse warns
+ * again. Bounded by the number of partners.
+ */
+const notConfiguredWarned = new Map<string, string>();
+
+/** Whether this NOT_CONFIGURED attempt is the first of its partner and reason (and remembers it). */
+function firstNotConfigured(partnerId: string, reason: string): boolean {
+  if (notConfiguredWarned.get(partnerId) === reason) return false;
+  notConfiguredWarned.set(partnerId, reason);
+  return true;
+}
+
 function deliveryOutcome(event: LeasedEvent, post: PostResult, delivery: DeliveryResult): JobOutcome<DeliveryResult> {
   const result = delivery.settled ? delivery.status : 'LOST_LEASE';
+  const fields = { partnerId: event.partnerId, eventType: event.eventType, outcome: post.outcome, httpStatus: post.httpStatus, attemptNo: event.attemptNo };
+  if (post.outcome === 'NOT_CONFIGURED' && result === 'PENDING') {
+    const first = firstNotConfigured(event.partnerId, post.error ?? '');
+    return {
+      result,
+      level: first ? 'warn' : 'debug',
+      fields: first ? { ...fields, reason: post.error, note: "the partner's events wait until this is fixed; further ones are logged at debug level" } : fields,
+      detail: delivery,
+    };
+  }
+  notConfiguredWarned.delete(event.partnerId);
   return {
     result,
     // A failing partner endpoint is visible to operators: every failed answer is a warning.
     level: result === 'DELIVERED' ? 'info' : result === 'FAILED' ? 'error' : 'warn',
-    fields: { partnerId: event.partnerId, eventType: event.eventType, outcome: post.outcome, httpStatus: post.httpStatus, attemptNo: event.attemptNo },
+    fields,
     detail: delivery,
   };
 }

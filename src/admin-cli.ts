@@ -103,6 +103,37 @@ export function humanize(data: unknown): string {
   return Object.entries(obj).map(([k, v]) => `${k.padEnd(width)}  ${cell(v)}`).join('\n');
 }
 
+/** The outbox as mails, each whole (a table would cut the retrieval link in the body). */
+export function humanizeMail(page: unknown): string {
+  const { result = [], total = 0 } = (page ?? {}) as { result?: Json[]; total?: unknown };
+  if (result.length === 0) return '(no mail)';
+  const blocks = result.map((m) => [
+    `mail      ${cell(m.mailId)}  ${cell(m.createTime)}  ${cell(m.transport)}${m.error ? `  error: ${cell(m.error)}` : ''}`,
+    `to        ${cell(m.recipient)}`,
+    `subject   ${cell(m.subject)}`,
+    '',
+    m.body === null || m.body === undefined ? '(body not kept: sent over SMTP)' : String(m.body),
+  ].join('\n'));
+  return `${blocks.join(`\n${'-'.repeat(72)}\n`)}\n\n${result.length} shown of ${cell(total)}`;
+}
+
+/** What a partner-update changed: one `field: before -> after` line per changed setting. */
+export function partnerChanges(before: Json, after: Json): string[] {
+  const lines: string[] = [];
+  const walk = (b: unknown, a: unknown, name: string) => {
+    if (a && typeof a === 'object' && !Array.isArray(a) && !isLosslessNumber(a) && b && typeof b === 'object' && !Array.isArray(b)) {
+      for (const key of new Set([...Object.keys(b as Json), ...Object.keys(a as Json)])) walk((b as Json)[key], (a as Json)[key], `${name}.${key}`);
+      return;
+    }
+    if (cell(b) !== cell(a)) lines.push(`${name.slice(1)}: ${cell(b)} -> ${cell(a)}`);
+  };
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (key === 'modifyTime' || key === 'updateTime') continue;
+    walk(before[key], after[key], `.${key}`);
+  }
+  return lines;
+}
+
 function print(io: CliIo, globals: AdminGlobals, data: unknown, heading?: string): void {
   if (globals.json) {
     io.out(stringifyLossless(data, null, 2) ?? 'null');
@@ -188,13 +219,38 @@ export function partnerBody(o: PartnerOptions): Json {
   return body;
 }
 
+/** A `call` route: a path under /internal/admin/v1/ ("partners", "/partners") or the full /internal/admin/... path. */
+export function adminRoute(route: string): string {
+  const trimmed = route.trim();
+  const full = /^\/?internal\/admin\//.test(trimmed) ? `/${trimmed.replace(/^\//, '')}` : `/internal/admin/v1/${trimmed.replace(/^\/+/, '')}`;
+  const pathPart = full.split('?')[0];
+  if (pathPart.split('/').some((segment) => segment === '..' || segment === '.') || /[\s#]/.test(pathPart)) {
+    throw new CliFailure(`not an admin route: ${route}`, 2);
+  }
+  return full;
+}
+
+/** Help marks the options a command cannot run without. */
+const HELP_CONFIGURATION = {
+  optionDescription: (option: Option) => {
+    const extras = [
+      ...(option.argChoices ? [`choices: ${option.argChoices.join(', ')}`] : []),
+      ...(option.defaultValue !== undefined && !option.negate && option.defaultValue !== false ? [`default: ${JSON.stringify(option.defaultValue)}`] : []),
+      ...(option.envVar ? [`env: ${option.envVar}`] : []),
+    ];
+    const text = `${option.mandatory ? '(required) ' : ''}${option.description}`;
+    return extras.length ? `${text} (${extras.join(', ')})` : text;
+  },
+};
+
 // ---- the commands ---------------------------------------------------------------------------------
 
 export function adminCommand(io: CliIo): Command {
   const admin = new Command('admin')
     .description('operator commands over the admin API; token from ADMIN_TOKEN or DATA_DIR/admin-token')
     .addOption(new Option('--url <url>', 'admin API base URL').env('ADMIN_URL').default(`http://127.0.0.1:${io.env.PORT || 8080}`))
-    .option('--json', 'print the answer as JSON (for scripts) instead of text');
+    .option('--json', 'print the answer as JSON (for scripts) instead of text')
+    .configureHelp(HELP_CONFIGURATION);
   const globals = (cmd: Command) => cmd.optsWithGlobals() as AdminGlobals;
   const call = (cmd: Command, method: 'GET' | 'POST', route: string, body?: unknown) => callAdmin(io, globals(cmd), method, route, body);
 
@@ -210,8 +266,12 @@ export function adminCommand(io: CliIo): Command {
     .action(async (o: PartnerOptions & { partnerId: string }, cmd: Command) => {
       const changes = partnerBody(o);
       if (Object.keys(changes).length === 0) throw new CliFailure('nothing to change: give at least one setting option (see partner-update --help)', 2);
-      const view = await call(cmd, 'POST', '/internal/admin/v1/partners/update', { partnerId: o.partnerId, ...changes });
-      print(io, globals(cmd), view, 'Partner updated.');
+      const before = await call(cmd, 'GET', `/internal/admin/v1/partners/detail?partnerId=${encodeURIComponent(o.partnerId)}`) as Json;
+      const view = await call(cmd, 'POST', '/internal/admin/v1/partners/update', { partnerId: o.partnerId, ...changes }) as Json;
+      if (globals(cmd).json) return print(io, globals(cmd), view);
+      const changed = partnerChanges(before, view);
+      io.out(changed.length ? `Partner updated. Changed:\n${changed.map((l) => `  ${l}`).join('\n')}\n` : 'Partner updated: nothing changed (the settings were already so).\n');
+      io.out(humanize(view));
     });
 
   admin.command('partner-list').description('list partners, newest first')
@@ -248,8 +308,19 @@ export function adminCommand(io: CliIo): Command {
       }));
     });
 
-  admin.command('outbox-mail').description('mail the service wrote to its outbox (sandbox without SMTP)')
-    .action(async (_o: unknown, cmd: Command) => print(io, globals(cmd), await call(cmd, 'GET', '/internal/admin/v1/outbox-mail')));
+  admin.command('outbox-mail').description('mail the service wrote to its outbox (sandbox without SMTP), newest first, each in full')
+    .option('--recipient <address>', 'only mail to this address')
+    .option('--page <n>', 'page, from 1', positiveInt)
+    .option('--page-size <n>', 'mails per page, at most 100', positiveInt)
+    .action(async (o: { recipient?: string; page?: number; pageSize?: number }, cmd: Command) => {
+      const query = new URLSearchParams();
+      if (o.recipient) query.set('recipient', o.recipient);
+      if (o.page) query.set('page', String(o.page));
+      if (o.pageSize) query.set('pageSize', String(o.pageSize));
+      const page = await call(cmd, 'GET', `/internal/admin/v1/outbox-mail${query.size ? `?${query}` : ''}`);
+      if (globals(cmd).json) print(io, globals(cmd), page);
+      else io.out(humanizeMail(page));
+    });
 
   admin.command('card-keys').description('card data keys: ids, purposes, check values (never key material)')
     .action(async (_o: unknown, cmd: Command) => print(io, globals(cmd), await call(cmd, 'GET', '/internal/admin/v1/card-keys')));
@@ -305,14 +376,17 @@ export function adminCommand(io: CliIo): Command {
       print(io, globals(cmd), await call(cmd, 'POST', '/internal/admin/v1/network-keys/revoke', { networkKeyId: o.keyId }), 'Key revoked.');
     });
 
-  admin.command('call').description('any admin route: call GET|POST /internal/admin/v1/... [--body JSON]')
-    .addArgument(admin.createArgument('<method>', 'GET or POST').choices(['GET', 'POST']))
-    .argument('<route>', 'path under /internal/admin/v1/, with the query string for GET')
+  admin.command('call').description('any admin route: call GET|POST <route> [--body JSON], e.g. call GET partners')
+    .addArgument(admin.createArgument('<method>', 'GET or POST').argParser((v: string) => {
+      const method = v.toUpperCase();
+      if (method !== 'GET' && method !== 'POST') throw new InvalidArgumentError('must be GET or POST');
+      return method;
+    }))
+    .argument('<route>', 'path under /internal/admin/v1/ ("partners", "partners/detail?partnerId=..."), or the full path')
     .option('--body <json>', 'POST body, a JSON object', jsonObject)
     .action(async (method: 'GET' | 'POST', route: string, o: { body?: Json }, cmd: Command) => {
-      if (!route.startsWith('/internal/admin/')) throw new CliFailure('route must start with /internal/admin/', 2);
       if (method === 'GET' && o.body) throw new CliFailure('--body is for POST only', 2);
-      print(io, globals(cmd), await call(cmd, method, route, method === 'POST' ? (o.body ?? {}) : undefined));
+      print(io, globals(cmd), await call(cmd, method, adminRoute(route), method === 'POST' ? (o.body ?? {}) : undefined));
     });
 
   return admin;

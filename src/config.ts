@@ -48,6 +48,8 @@ export interface Config {
   /** Trust X-Forwarded-For from these proxies (fastify trustProxy); false = use the socket address. */
   trustProxy: string | boolean;
   logLevel: string;
+  /** 'pretty' (readable lines), 'json' (one JSON object per line), or 'auto': pretty when stdout is a terminal. */
+  logFormat: 'auto' | 'pretty' | 'json';
   dbPoolSize: number;
   /** How long a partner looked up by API key is reused before it is read again (0 = every call). */
   partnerCacheTtlMs: number;
@@ -171,10 +173,22 @@ export interface LoadedConfig {
   config: Config;
   /** Lines to print once at start (generated credentials). */
   notices: string[];
+  /**
+   * Plain lines for the operator at the terminal (issue 32: the generated ADMIN_TOKEN is printed as
+   * a line of its own, not inside a JSON log line).
+   */
+  announcements: string[];
+}
+
+function logFormatFrom(value: string | undefined): Config['logFormat'] {
+  const format = value || 'auto';
+  if (format !== 'auto' && format !== 'pretty' && format !== 'json') throw new ConfigError(`LOG_FORMAT must be auto, pretty or json, got "${format}"`);
+  return format;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   const notices: string[] = [];
+  const announcements: string[] = [];
   const deployment = env.CARDSVC_ENV ?? 'sandbox';
   if (deployment !== 'sandbox' && deployment !== 'production') {
     throw new ConfigError(`CARDSVC_ENV must be "sandbox" or "production", got "${deployment}"`);
@@ -194,7 +208,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
     if (deployment === 'production') throw new ConfigError('ADMIN_TOKEN is required in production');
     const generated = generatedSecret(path.join(dataDir, 'admin-token'), () => randomBytes(24).toString('hex'));
     adminToken = generated.value;
-    if (generated.created) notices.push(`Generated ADMIN_TOKEN (stored in ${path.join(dataDir, 'admin-token')}): ${adminToken}`);
+    if (generated.created) {
+      announcements.push(`ADMIN_TOKEN=${adminToken}`, `  generated for the operator commands and the admin API; stored in ${path.join(dataDir, 'admin-token')}, where \`npm run admin\` finds it`);
+    }
   } else if (adminToken.length < 16) {
     throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
   }
@@ -241,6 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
     mailFrom: env.MAIL_FROM || 'cardsvc@localhost',
     trustProxy,
     logLevel: env.LOG_LEVEL || 'info',
+    logFormat: logFormatFrom(env.LOG_FORMAT),
     dbPoolSize: intFrom(env, 'DB_POOL_SIZE', DEFAULT_DB_POOL_SIZE, 1, 200),
     partnerCacheTtlMs: intFrom(env, 'PARTNER_CACHE_TTL_MS', DEFAULT_PARTNER_CACHE_TTL_MS, 0, 60_000),
     pushSendBufferBytes: intFrom(env, 'PUSH_SEND_BUFFER_BYTES', 1_048_576, 1024, 64 * 1_048_576),
@@ -257,5 +274,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   if (config.httpHeadersTimeoutMs > config.httpRequestTimeoutMs) {
     throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)');
   }
-  return { config, notices };
+  return { config, notices, announcements };
 }

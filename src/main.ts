@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
-import pino from 'pino';
+import pino, { type DestinationStream } from 'pino';
+import pretty from 'pino-pretty';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { migrate } from './platform/db/migrate.ts';
@@ -17,20 +18,35 @@ import { adminCommand, CliFailure, type CliIo } from './admin-cli.ts';
 const LOG_BUFFER_BYTES = 4096;
 const LOG_FLUSH_INTERVAL_MS = 250;
 
+/**
+ * Where the logs go (issue 32): readable lines when a person watches a terminal, one JSON object per
+ * line otherwise (files, pipes, log collectors). LOG_FORMAT=json|pretty overrides the guess.
+ */
+export function logDestination(format: 'auto' | 'pretty' | 'json', isTty: boolean): { stream: DestinationStream; flush(): void; pretty: boolean } {
+  if (format === 'pretty' || (format === 'auto' && isTty)) {
+    const stream = pretty({ destination: 1, sync: true, colorize: isTty, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+    return { stream, flush: () => {}, pretty: true };
+  }
+  const stream = pino.destination({ dest: 1, sync: true, minLength: LOG_BUFFER_BYTES });
+  return { stream, flush: () => stream.flushSync(), pretty: false };
+}
+
 async function serve(): Promise<void> {
-  const { config, notices } = loadConfig();
+  const { config, notices, announcements } = loadConfig();
   const db = await openDatabase(config);
   const applied = await migrate(db);
-  const logStream = pino.destination({ dest: 1, sync: true, minLength: LOG_BUFFER_BYTES });
-  setInterval(() => logStream.flushSync(), LOG_FLUSH_INTERVAL_MS).unref();
-  process.on('exit', () => logStream.flushSync());
+  const log = logDestination(config.logFormat, process.stdout.isTTY === true);
+  setInterval(log.flush, LOG_FLUSH_INTERVAL_MS).unref();
+  process.on('exit', log.flush);
+  const logStream = log.stream;
   const { app, ctx } = await buildApp({ config, db, logStream });
+  for (const line of announcements) process.stdout.write(`${line}\n`);
   for (const notice of notices) app.log.warn(notice);
   if (applied.length) app.log.info({ applied }, 'migrations applied');
   const workers = config.workers ? startWorkers(ctx, app.log) : null;
   await app.listen({ port: config.port, host: config.host });
   app.log.info({ env: config.env, database: db.kind, port: config.port }, 'service started');
-  logStream.flushSync();
+  log.flush();
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -124,6 +124,51 @@ describe('admin command line (issue 14)', () => {
     assertOneLineFailure(await admin(['partner-show', '--partner-id', 'pt-missing']), 1, /PARTNER_INVALID/);
   });
 
+  it('help marks required options; call takes a route under /internal/admin/v1/ as its help says (issue 32)', async () => {
+    const help = await cli(['admin', 'credential-link', '--help']);
+    for (const option of ['--partner-id', '--email', '--retrieval-ip']) assert.match(help.stdout, new RegExp(`${option} \\S+\\s+\\(required\\)`), option);
+    const update = await cli(['admin', 'partner-update', '--help']);
+    assert.match(update.stdout, /--partner-id <id>\s+\(required\) the partner/);
+    assert.doesNotMatch(update.stdout, /--webhook-url <url>\s+\(required\)/, 'optional ones are not marked');
+
+    const { partner } = await svc.newPartner();
+    for (const route of ['partners', '/partners', '/internal/admin/v1/partners', 'internal/admin/v1/partners']) {
+      const listed = await admin(['call', 'GET', route, '--json']);
+      assert.equal(listed.code, 0, `${route}: ${listed.stderr}`);
+      assert.ok(JSON.parse(listed.stdout).result.some((p: { partnerId: string }) => p.partnerId === partner.partnerId), route);
+    }
+    const detail = await admin(['call', 'get', `partners/detail?partnerId=${partner.partnerId}`, '--json']);
+    assert.equal(detail.code, 0, detail.stderr);
+    assert.equal(JSON.parse(detail.stdout).partnerId, partner.partnerId);
+    assertOneLineFailure(await admin(['call', 'GET', '../../open-api/partner/v1/settings']), 2, /not an admin route/);
+    assertOneLineFailure(await admin(['call', 'DELETE', 'partners']), 2, /must be GET or POST/);
+  });
+
+  it('partner-update prints what changed; outbox-mail in text shows each mail whole, the retrieval link uncut (issue 32)', async () => {
+    const { partner } = await svc.newPartner();
+    const updated = await admin(['partner-update', '--partner-id', partner.partnerId, '--pci', '--webhook-url', 'https://acme.example/hooks', '--api-ip', '203.0.113.7']);
+    assert.equal(updated.code, 0, updated.stderr);
+    assert.match(updated.stdout, /^Partner updated\. Changed:$/m);
+    assert.match(updated.stdout, /^  pciCertified: false -> true$/m);
+    assert.match(updated.stdout, /^  webhookUrl: - -> https:\/\/acme\.example\/hooks$/m);
+    assert.match(updated.stdout, /^  ipWhitelist\.api: \[\] -> \["203\.0\.113\.7"\]$/m);
+    const again = await admin(['partner-update', '--partner-id', partner.partnerId, '--pci']);
+    assert.match(again.stdout, /^Partner updated: nothing changed/m);
+
+    const email = `ops-${partner.partnerId}@partner.example`;
+    const linked = await admin(['credential-link', '--partner-id', partner.partnerId, '--email', email, '--retrieval-ip', '192.0.2.10']);
+    assert.equal(linked.code, 0, linked.stderr);
+    const json = await admin(['outbox-mail', '--recipient', email, '--json']);
+    assert.equal(json.code, 0, json.stderr);
+    const mail = JSON.parse(json.stdout).result[0];
+    const link = /https?:\/\/\S+/.exec(mail.body)?.[0];
+    assert.ok(link && link.length > 40, `a long retrieval link in the mail: ${mail.body}`);
+    const text = await admin(['outbox-mail', '--recipient', email]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.ok(text.stdout.includes(link), `the whole link in text mode:\n${text.stdout}`);
+    assert.match(text.stdout, new RegExp(`^to +${email.replace(/[.]/g, '\\.')}$`, 'm'));
+  });
+
   it('card-keys-reencrypt runs batch after batch until no card is left under a retired key', async () => {
     const world = await cardWorld(svc);
     for (let i = 0; i < 3; i++) await issueCard(svc, world);

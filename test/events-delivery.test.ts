@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
 import { attemptsOf, eventState, recordTestEvent, WebhookReceiver } from './helpers/webhook-receiver.ts';
+import { toWire } from '../src/platform/money.ts'; // the service's own amounts, as its producers record them
 import { startWorkers } from '../src/workers.ts';
 import { deliverDueEvents, FIRST_RETRY_DELAY_MS, RETRY_JITTER_RATIO, webhookBody, webhookHeaders } from '../src/domains/events/index.ts';
 import { decimal, decimalText, verifyWebhook, WebhookVerificationError, type CardServiceClient, type CreatedPartner } from '../sdk/index.ts';
@@ -38,7 +39,7 @@ describe('webhook delivery (D38, D49): signed POSTs from the outbox, retries', (
   }
 
   it('when an event is recorded, then one POST with the D38 body and a valid signature reaches the webhook_url', async () => {
-    const data = { customerId: 'cu123', kycStatus: 'APPROVED', reason: null, amount: decimal('0.123456789012345678') };
+    const data = { customerId: 'cu123', kycStatus: 'APPROVED', reason: null, amount: toWire('0.123456789012345678') };
     const { eventId, sequence } = await recordTestEvent(svc, partner.partnerId, { eventType: 'CUSTOMER_KYC_CHANGED', businessId: 'cu123', data });
 
     const summary = await deliverDueEvents(svc.ctx);
@@ -205,13 +206,13 @@ describe('webhook delivery (D38, D49): signed POSTs from the outbox, retries', (
     const apiKey = '0123456789abcdef0123456789abcdef';
     const secretKey = 'AbCdEfGhIjKlMnOpQrStUvWxYz012345';
     const body = webhookBody({
-      eventId: 'evmwxdk8zra34118636d', eventType: 'CUSTOMER_KYC_CHANGED', businessId: 'cu8f3a2b1c0d9e8f7a', sequence: '2',
-      createTime: new Date('2026-11-22T06:30:20.512Z'), payload: '{"customerId":"cu8f3a2b1c0d9e8f7a","kycStatus":"APPROVED","reason":null}',
+      eventId: 'evmwxdk8zra34118636d', eventType: 'CUSTOMER_KYC_CHANGED', businessId: 'cusmwxdk8zr9bf0f6582', sequence: '2',
+      createTime: new Date('2026-11-22T06:30:20.512Z'), payload: '{"customerId":"cusmwxdk8zr9bf0f6582","kycStatus":"APPROVED","reason":null}',
     });
     const headers = webhookHeaders({ apiKey, secretKey, eventId: 'evmwxdk8zra34118636d', body, nowMs: 1795329021000, nonce: '48213' });
     const doc = readFileSync(new URL('../docs/webhooks.md', import.meta.url), 'utf8');
     assert.ok(doc.includes(body), 'documented body');
-    assert.equal(headers['x-dapi-sign'], '6ff4c9d021fe2102566ccaabeb6dbea34e6358d5b5b8b0a4e1130b7f3c2ad9cd');
+    assert.equal(headers['x-dapi-sign'], '73f2dc10e64d0a3b4edea13e369f961729629f684568e16bd3fa2d0bb436b715');
     assert.ok(doc.includes(`X-DAPI-SIGN: ${headers['x-dapi-sign']}`), 'documented signature');
     const event = verifyWebhook({ apiKey, secretKey, headers, body, now: 1795329021000 });
     assert.equal(event.sequence, 2);

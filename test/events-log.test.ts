@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { eventState, recordTestEvent, WebhookReceiver } from './helpers/webhook-receiver.ts';
 import { deliverDueEvents } from '../src/domains/events/index.ts';
+import { toWire } from '../src/platform/money.ts'; // the service's own amounts, as its producers record them
 import { CardServiceError, decimal, decimalText, type CardServiceClient, type CreatedPartner } from '../sdk/index.ts';
 
 const EGRESS = '203.0.113.10,198.51.100.0/28';
@@ -41,7 +42,7 @@ describe('event log, redelivery and egress addresses (D38, D9, 5.5)', () => {
     svc.clock.advance(1000);
     const low = await recordTestEvent(svc, partner.partnerId, {
       eventType: 'LOW_BALANCE', businessId: 'or-log-1',
-      data: { organizationId: 'or-log-1', currency: 'USD', available: decimal('10.05'), threshold: decimal('100.00') },
+      data: { organizationId: 'or-log-1', currency: 'USD', available: toWire('10.05'), threshold: toWire('100.00') },
     });
     svc.clock.advance(1000);
     receiver.answerNext({ status: 503 });

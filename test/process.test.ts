@@ -41,8 +41,9 @@ describe('the service process', () => {
       }
       assert.equal((await fetch(`${base}/readyz`)).status, 200);
       const token = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
-      assert.ok(out.includes(`Generated ADMIN_TOKEN`), 'the generated token is announced');
-      assert.ok(out.includes(token));
+      // Issue 32: announced as a plain line of its own, never inside a JSON log line.
+      assert.match(out, new RegExp(`^ADMIN_TOKEN=${token}$`, 'm'), 'the generated token is announced as a plain line');
+      assert.ok(out.split('\n').filter((l) => l.includes(token)).every((l) => !l.startsWith('{')), 'not inside a JSON log line');
       assert.match(readFileSync(path.join(dataDir, 'master.key'), 'utf8').trim(), /^[0-9a-f]{64}$/);
       const res = await fetch(`${base}/internal/admin/v1/partners`, {
         method: 'POST',
@@ -50,8 +51,10 @@ describe('the service process', () => {
         body: JSON.stringify({ name: 'proc-partner' }),
       });
       assert.equal(((await res.json()) as { code: string }).code, 'SYS_SUCCESS');
-      // Each log line is one JSON object.
-      for (const line of out.split('\n').filter((l) => l.startsWith('{'))) JSON.parse(line);
+      // Not a terminal: each log line is one JSON object (issue 32: pretty only on a TTY).
+      const logLines = out.split('\n').filter((l) => l.startsWith('{'));
+      assert.ok(logLines.some((l) => JSON.parse(l).msg === 'service started'), 'JSON log lines when stdout is not a terminal');
+      for (const line of logLines) JSON.parse(line);
       child.kill('SIGTERM');
       assert.equal(await exited, 0);
       assert.match(out, /shutting down/);
@@ -59,6 +62,29 @@ describe('the service process', () => {
       const audit = spawnSync(MAIN[0], [...MAIN[1], 'ledger-audit'], { cwd: ROOT, env: cleanEnv({ DATA_DIR: dataDir }), encoding: 'utf8' });
       assert.equal(audit.status, 0, audit.stderr);
       assert.equal(JSON.parse(audit.stdout).ok, true);
+    } finally {
+      child.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('LOG_FORMAT=pretty writes readable lines instead of JSON (what a terminal gets by default, issue 32)', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'cardsvc-pretty-'));
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const child = spawn(MAIN[0], [...MAIN[1], 'serve'], { cwd: ROOT, env: cleanEnv({ DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_FORMAT: 'pretty' }) });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (out += c));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      for (let i = 0; i < 300 && !out.includes('service started'); i++) await new Promise((r) => setTimeout(r, 200));
+      const started = out.split('\n').find((l) => l.includes('service started'));
+      assert.ok(started, out);
+      assert.match(started, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO.*: service started$/, 'time, level, message');
+      assert.ok(!out.split('\n').some((l) => l.startsWith('{')), 'no JSON lines');
+      assert.match(out, /^ADMIN_TOKEN=[0-9a-f]{48}$/m);
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0);
     } finally {
       child.kill('SIGKILL');
       rmSync(dataDir, { recursive: true, force: true });

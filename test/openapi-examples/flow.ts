@@ -1,0 +1,290 @@
+import { randomBytes } from 'node:crypto';
+import { stringify } from 'lossless-json';
+import type { TestService } from '../helpers/service.ts';
+import { fundedCard, networkClient, purchase } from '../helpers/authorization.ts';
+import { issueCard, ref, runJobs } from '../helpers/cards.ts';
+import { creditUser, newUserId } from '../helpers/managed.ts';
+import { WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { decimal, type SignedHttpClient } from '../../sdk/index.ts';
+
+/**
+ * Issue 32, item 7: the sandbox flow whose real answers are the OpenAPI document's response
+ * examples (src/openapi-examples.json). It walks EVERY operation of the document, generically: the
+ * request is the operation's own request example (or its required query parameters) with the ids
+ * of a real world (company, employee, card, transaction, rule, event, managed user, ...) put in by
+ * field name; an operation the generic request cannot succeed on gets a STEP below. The success
+ * example is the first SYS_SUCCESS answer; the error example the first other answer, else the
+ * same request with its required input left out (a validation error), else unauthenticated.
+ *
+ * A new route needs nothing here unless its generic request fails: then add a STEP (or a world
+ * value), and regenerate: `npm run openapi:examples`.
+ */
+
+type Json = Record<string, unknown>;
+export type Auth = 'partner' | 'admin' | 'network' | 'none';
+
+export interface Operation {
+  /** `METHOD /path` as in the document. */
+  key: string;
+  method: 'GET' | 'POST';
+  path: string;
+  auth: Auth;
+  op: Json;
+}
+
+export interface Answer {
+  status: number;
+  body: Json;
+}
+
+export interface RecordedExamples {
+  success?: Answer;
+  error?: Answer;
+}
+
+interface Request {
+  path?: string;
+  query?: Record<string, unknown>;
+  body?: unknown;
+}
+
+/** Operations not answered with a JSON envelope (a WebSocket upgrade): no response examples. */
+export const WITHOUT_EXAMPLES: Record<string, string> = {
+  'GET /card/v1/ws': 'WebSocket upgrade: its messages are documented in docs/push.md',
+};
+
+/** Run last, in this order: they freeze, end or revoke what the other operations use. */
+const LAST = [
+  'POST /open-api-corp/card/v1/block', 'POST /open-api-corp/card/v1/unblock',
+  'POST /open-api-corp/organization/v1/update-restrictions', 'POST /open-api-corp/customer/v1/update-restrictions',
+  'POST /internal/admin/v1/restrictions', 'POST /internal/admin/v1/suspensions', 'POST /internal/admin/v1/managed-users/restrictions',
+  'POST /open-api-corp/card/v1/cancel', 'POST /open-api-corp/customer/v1/terminate', 'POST /internal/admin/v1/organizations/terminate',
+  'POST /internal/admin/v1/network-keys/revoke', 'POST /internal/admin/v1/card-keys/rotate', 'POST /internal/admin/v1/card-keys/reencrypt',
+  'POST /internal/admin/v1/service-keys/rotate',
+];
+
+export interface World {
+  svc: TestService;
+  values: Record<string, unknown>;
+  network: SignedHttpClient;
+  partnerHttp: SignedHttpClient;
+  receiver: WebhookReceiver;
+}
+
+const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
+
+/** Per-operation requests where the generic one cannot succeed (the world's values are in w.values). */
+const STEPS: Record<string, (w: World) => Promise<Request> | Request> = {
+  'GET /internal/open-api/v1/secret-extract/{extractSecretKey}': async (w) => {
+    const email = `${unique('ops')}@partner.example`;
+    await w.svc.admin.call('POST', '/internal/admin/v1/credential-links', { body: { partnerId: w.values.partnerId, email, retrievalIp: '127.0.0.1' } });
+    const mail = await w.svc.admin.call<{ result: { body: string }[] }>('GET', '/internal/admin/v1/outbox-mail', { query: { recipient: email } });
+    const key = /secret-extract\/([^\s?#]+)/.exec(mail.result[0].body)?.[1];
+    return { path: `/internal/open-api/v1/secret-extract/${key}` };
+  },
+  'POST /open-api-corp/customer/v1/resubmit': async (w) => {
+    const customer = await w.svc.clientFor(w.values.partner as never).customers.create({
+      organizationId: String(w.values.organizationId), customerRef: unique('resubmit'), firstName: 'Bo', lastName: 'Chan',
+      phoneCountryCode: 'HK', phoneNumber: '91234568', email: 'bo.chan@example.com',
+    });
+    await w.svc.clientFor(w.values.partner as never).sandbox.kycDecision({ customerId: customer.customerId, decision: 'REJECTED', reason: 'document unreadable' });
+    return { body: { customerId: customer.customerId } };
+  },
+  'POST /open-api-corp/customer/v1/update-name': (w) => ({ body: { customerId: w.values.customerId, firstName: 'Alice', lastName: 'Tan' } }),
+  'POST /open-api/sandbox/v1/simulate/kyc-decision': async (w) => {
+    const customer = await w.svc.clientFor(w.values.partner as never).customers.create({
+      organizationId: String(w.values.organizationId), customerRef: unique('kyc'), firstName: 'Cy', lastName: 'Lam',
+      phoneCountryCode: 'HK', phoneNumber: '91234569', email: 'cy.lam@example.com',
+    });
+    return { body: { customerId: customer.customerId, decision: 'APPROVED' } };
+  },
+  'POST /open-api/webhook/v1/resend': (w) => ({ body: { eventId: w.values.eventId } }),
+  'POST /open-api/sandbox/v1/simulate/clearing': async (w) => ({ body: { transId: await freshAuthorization(w), amount: decimal('12.34') } }),
+  'POST /open-api/sandbox/v1/simulate/reversal': async (w) => ({ body: { transId: await freshAuthorization(w), amount: decimal('2.00') } }),
+  'POST /open-api/sandbox/v1/simulate/refund': (w) => ({ body: { cardId: w.values.cardId, amount: decimal('5.00'), currency: 'USD', merchantName: 'Blue Bottle Coffee', transId: w.values.transId } }),
+  'POST /open-api/sandbox/v1/simulate/authorization': (w) => ({ body: purchase(String(w.values.cardId), '12.34') }),
+  'POST /internal/network/v1/authorization': (w) => ({ body: { ...purchase(String(w.values.cardId), '3.21'), networkTransactionId: unique('net') } }),
+  'POST /internal/network/v1/clearing': async (w) => ({ body: { transId: await freshAuthorization(w), amount: decimal('12.34'), networkTransactionId: unique('net') } }),
+  'POST /internal/network/v1/reversal': async (w) => ({ body: { transId: await freshAuthorization(w), amount: decimal('1.00'), networkTransactionId: unique('net') } }),
+  'POST /internal/network/v1/refund': (w) => ({ body: { cardId: w.values.cardId, amount: decimal('1.00'), currency: 'USD', merchantName: 'Blue Bottle Coffee', networkTransactionId: unique('net') } }),
+  'POST /open-api-corp/fund/v1/transfer': (w) => ({ body: {
+    organizationId: w.values.organizationId, cardId: w.values.dedicatedCardId, direction: 'POOL_TO_CARD', currency: 'USD', amount: decimal('10.00'), externalTranId: unique('tf'),
+  } }),
+  'POST /open-api-corp/card/v1/open-va': (w) => ({ body: { cardId: w.values.dedicatedCardId, fundingCurrencies: ['USD'] } }),
+  'POST /open-api/webhook/v1/secret/rotate': () => ({ body: { overlapSeconds: 0 } }),
+  'POST /internal/admin/v1/partners/update': (w) => ({ body: { partnerId: w.values.partnerId, name: 'Acme Wallet' } }),
+  'POST /internal/admin/v1/card-keys/rotate': () => ({ body: { purpose: 'PAN_DATA' } }),
+  'POST /internal/admin/v1/card-keys/reencrypt': () => ({ body: { limit: 10 } }),
+  'POST /internal/admin/v1/network-keys/revoke': async (w) => {
+    const key = await w.svc.admin.createNetworkKey({ name: unique('processor') });
+    return { body: { networkKeyId: key.networkKeyId } };
+  },
+};
+
+/** A fresh approved authorization on the world's card (clearing and reversal need one each). */
+async function freshAuthorization(w: World): Promise<string> {
+  const client = w.svc.clientFor(w.values.partner as never);
+  const t = await client.sandbox.authorize(purchase(String(w.values.cardId), '12.34'));
+  return t.transId;
+}
+
+/** A partner with everything the operations refer to, made through the API as a partner would. */
+export async function buildWorld(svc: TestService): Promise<World> {
+  const receiver = await WebhookReceiver.start();
+  const spend = await fundedCard(svc, { funds: '1000.00' });
+  const { partner, client } = spend;
+  receiver.useCredentials(partner);
+  await svc.admin.updatePartner(partner.partnerId, { webhookUrl: receiver.url, pciCertified: true });
+  const dedicated = await issueCard(svc, spend, { profile: 'sbx-visa-dedicated' });
+  const auth = await client.sandbox.authorize(purchase(spend.card.cardId, '12.34'));
+  const rule = await client.velocity.createRule({
+    organizationId: spend.org.organizationId, ruleRef: unique('rule'), ruleName: 'Daily limit',
+    purchaseControl: { amountLimits: [{ currency: 'USD', daily: decimal('500.00') }] },
+  });
+  const test = await client.events.sendTest();
+  const user = newUserId();
+  const movement = await creditUser(client, user, 'USDT', '250.00');
+  const consumer = await client.consumerCards.apply({ externalUserId: user, cardProfileId: 'sbx-visa-consumer', cardholderName: 'ADA LOVELACE', fundingAsset: 'USDT' });
+  await runJobs(svc);
+  const qr = await client.sandbox.simulateQrPayment({ transType: 'PAY', externalUserId: user, asset: 'USDT', amount: decimal('4.20'), merchantName: 'Noodle bar' });
+  const consumerAuth = await client.sandbox.authorize(purchase(consumer.cardId ?? '', '1.00')).catch(() => null);
+  const networkKey = await networkClient(svc);
+  const apply = await client.cards.queryApply(dedicated.cardApplyId ?? '').catch(() => null);
+  return {
+    svc, receiver, network: networkKey, partnerHttp: client.http,
+    values: {
+      partner, partnerId: partner.partnerId, organizationId: spend.org.organizationId, customerId: spend.employee.customerId,
+      custodianCustomerId: spend.employee.customerId, cardId: spend.card.cardId, dedicatedCardId: dedicated.cardId, cardProfileId: 'sbx-visa-shared',
+      cardApplyId: spend.card.cardApplyId ?? apply?.cardApplyId, cardOrderRef: apply?.cardApplyRef, transId: auth.transId, ruleId: rule.ruleId, ruleRef: rule.ruleRef,
+      eventId: test.eventId, externalUserId: user, asset: 'USDT', externalTranId: movement.externalTranId, orderId: qr.orderId,
+      consumerCardId: consumer.cardId, consumerTransId: consumerAuth?.transId, ids: [auth.transId],
+      subjects: { ORGANIZATION: spend.org.organizationId, CUSTOMER: spend.employee.customerId, CARD: spend.card.cardId },
+    },
+  };
+}
+
+/** Every operation of the document, with how it authenticates. */
+export function operationsOf(doc: Json): Operation[] {
+  const out: Operation[] = [];
+  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
+    for (const method of ['get', 'post'] as const) {
+      const op = item[method];
+      if (!op) continue;
+      const security = JSON.stringify(op.security ?? []);
+      const auth: Auth = security.includes('adminToken') ? 'admin' : security.includes('networkKey') ? 'network' : security.includes('apiKey') ? 'partner' : 'none';
+      out.push({ key: `${method.toUpperCase()} ${path}`, method: method.toUpperCase() as 'GET' | 'POST', path, auth, op });
+    }
+  }
+  return out;
+}
+
+/** The world's value for a field, or undefined to keep the example's. */
+function worldValue(w: World, key: string, sibling: Json): unknown {
+  const v = w.values;
+  if (key === 'subjectId' && typeof sibling.subjectType === 'string') return (v.subjects as Json)[sibling.subjectType] ?? v.organizationId;
+  if (/Ref$/.test(key) && key !== 'cardOrderRef' && key !== 'ruleRef') return unique(key.replace(/Ref$/, ''));
+  if (key === 'externalTranId' || key === 'networkTransactionId') return unique(key);
+  if ((key === 'cardId' || key === 'transId') && typeof sibling.externalUserId === 'string') return key === 'cardId' ? v.consumerCardId : v.consumerTransId;
+  return key in v && !['partner', 'subjects'].includes(key) ? v[key] : undefined;
+}
+
+/** The example with the world's ids put in by field name. */
+function withWorld(w: World, node: unknown, key = '', parent: Json = {}): unknown {
+  if (Array.isArray(node)) return node.map((item) => withWorld(w, item, key.replace(/s$/, ''), parent));
+  if (node === null || typeof node !== 'object') {
+    const value = worldValue(w, key, parent);
+    return value === undefined ? node : value;
+  }
+  const obj = node as Json;
+  return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, withWorld(w, v, k, obj)]));
+}
+
+function genericRequest(w: World, op: Operation): Request {
+  const query: Json = {};
+  for (const p of (op.op.parameters ?? []) as Json[]) {
+    if (p.in !== 'query') continue;
+    const name = String(p.name);
+    const value = worldValue(w, name, query) ?? (p.required ? (p.example ?? (p.schema as Json | undefined)?.default ?? sampleText(p.schema as Json)) : undefined);
+    if (value !== undefined) query[name] = value;
+  }
+  const example = ((op.op.requestBody as Json | undefined)?.content as Record<string, Json> | undefined)?.['application/json']?.example;
+  return { query, body: example === undefined ? undefined : withWorld(w, example) };
+}
+
+function sampleText(schema: Json | undefined): unknown {
+  if (!schema) return 'x';
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  if (Array.isArray(schema.anyOf)) return sampleText(schema.anyOf[0] as Json);
+  if ('const' in schema) return schema.const;
+  return schema.type === 'integer' || schema.type === 'number' ? (schema.minimum ?? 1) : 'x';
+}
+
+async function send(w: World, op: Operation, req: Request, broken = false): Promise<Answer> {
+  const path = req.path ?? op.path;
+  const query = Object.fromEntries(Object.entries(req.query ?? {}).map(([k, v]) => [k, String(v)]));
+  const body = op.method === 'POST' ? stringify(req.body ?? {}) ?? '{}' : undefined;
+  if (op.auth === 'partner' || op.auth === 'network') {
+    const http = op.auth === 'partner' ? w.partnerHttp : w.network;
+    const res = await http.raw(op.method, path, { query, body, ...(broken ? { headers: { 'X-DAPI-SIGN': '0'.repeat(64) } } : {}) });
+    return { status: res.status, body: JSON.parse(res.text) as Json };
+  }
+  const url = `${w.svc.baseUrl}${path}${Object.keys(query).length ? `?${new URLSearchParams(query)}` : ''}`;
+  const headers: Record<string, string> = op.method === 'POST' ? { 'content-type': 'application/json' } : {};
+  if (op.auth === 'admin') headers.authorization = `Bearer ${broken ? 'not-the-admin-token-000' : (w.svc.config.adminToken)}`;
+  const res = await fetch(url, { method: op.method, headers, body });
+  return { status: res.status, body: (await res.json()) as Json };
+}
+
+const isSuccess = (a: Answer) => a.body.code === 'SYS_SUCCESS';
+
+/** Runs the flow over the operations; returns what each answered. */
+export async function runExampleFlow(svc: TestService, doc: Json): Promise<Record<string, RecordedExamples>> {
+  const w = await buildWorld(svc);
+  const ops = operationsOf(doc).filter((o) => !(o.key in WITHOUT_EXAMPLES));
+  const rank = (o: Operation) => (LAST.includes(o.key) ? 1 + LAST.indexOf(o.key) : 0);
+  ops.sort((a, b) => rank(a) - rank(b));
+  const recorded: Record<string, RecordedExamples> = {};
+  try {
+    for (const op of ops) {
+      const entry: RecordedExamples = {};
+      recorded[op.key] = entry;
+      const step = STEPS[op.key];
+      const request = step ? await step(w) : genericRequest(w, op);
+      const answer = await send(w, op, request);
+      if (isSuccess(answer)) entry.success = answer;
+      else entry.error = answer;
+      if (!entry.error) {
+        // Required input left out: the operation's own validation error.
+        const empty = op.method === 'POST' ? { path: request.path, body: {} } : { path: request.path, query: {} };
+        const invalid = await send(w, op, empty);
+        entry.error = isSuccess(invalid) ? await send(w, op, request, true) : invalid;
+        if (isSuccess(entry.error)) delete entry.error;
+      }
+    }
+  } finally {
+    await w.receiver.close();
+  }
+  return recorded;
+}
+
+/** Where the examples live: the service reads them into its OpenAPI document. */
+export const EXAMPLES_FILE = new URL('../../src/openapi-examples.json', import.meta.url);
+
+/** Ids, times and secrets differ per run; the examples keep the shape, these fields get fixed placeholders. */
+const SECRET_FIELDS = /secret|apiKey|token|password|privateKey|webhookSecret/i;
+
+export function sanitize(node: unknown, key = ''): unknown {
+  if (Array.isArray(node)) return node.map((item) => sanitize(item, key));
+  if (node !== null && typeof node === 'object') return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, sanitize(v, k)]));
+  if (typeof node === 'string' && SECRET_FIELDS.test(key) && node.length > 0) return `<${key} of the sandbox partner>`;
+  return node;
+}
+
+/** The field paths of an answer (array items merged): what a regenerated example must keep. */
+export function shapeOf(node: unknown, prefix = '$'): string[] {
+  if (Array.isArray(node)) return [...new Set(node.flatMap((item) => shapeOf(item, `${prefix}[]`)))].sort();
+  if (node !== null && typeof node === 'object') {
+    return Object.entries(node).flatMap(([k, v]) => [`${prefix}.${k}`, ...shapeOf(v, `${prefix}.${k}`)]).sort();
+  }
+  return [];
+}

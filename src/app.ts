@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import { Redis } from 'ioredis';
@@ -421,6 +422,12 @@ export function operationIds(routes: RouteDef[]): [RouteDef, string][] {
   });
 }
 
+/**
+ * Real sandbox answers of every operation, a success and an error each (issue 32): written by
+ * `npm run openapi:examples` (test/openapi-examples/), kept true by test/openapi-examples.test.ts.
+ */
+const RESPONSE_EXAMPLES = JSON.parse(readFileSync(new URL('./openapi-examples.json', import.meta.url), 'utf8')) as OpenApiExtras['responseExamples'];
+
 /** What the generated OpenAPI document is finished with (src/platform/http/openapi.ts). */
 function openApiExtras(config: Config): OpenApiExtras {
   const namedSchemas: Record<string, unknown> = {};
@@ -457,6 +464,7 @@ function openApiExtras(config: Config): OpenApiExtras {
     ].join('\n'),
     namedSchemas,
     webhooks: webhooksContract.WEBHOOK_EVENTS,
+    responseExamples: RESPONSE_EXAMPLES,
     tagOrder: [
       { name: 'Partner', description: 'Your own settings' },
       { name: 'Organizations', description: 'Companies, restrictions' },

@@ -77,11 +77,49 @@ const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`
 const STEPS: Record<string, (w: World) => Promise<Request> | Request> = {
   'GET /internal/open-api/v1/secret-extract/{extractSecretKey}': async (w) => {
     const email = `${unique('ops')}@partner.example`;
-    await w.svc.admin.call('POST', '/internal/admin/v1/credential-links', { body: { partnerId: w.values.partnerId, email, retrievalIp: '127.0.0.1' } });
+    const { partner } = await w.svc.newPartner();
+    await w.svc.admin.call('POST', '/internal/admin/v1/credential-links', { body: { partnerId: partner.partnerId, email, retrievalIp: '127.0.0.1' } });
     const mail = await w.svc.admin.call<{ result: { body: string }[] }>('GET', '/internal/admin/v1/outbox-mail', { query: { recipient: email } });
-    const key = /secret-extract\/([^\s?#]+)/.exec(mail.result[0].body)?.[1];
+    const key = /extractSecretKey: (\S+)/.exec(mail.result[0].body)?.[1];
     return { path: `/internal/open-api/v1/secret-extract/${key}` };
   },
+  'POST /open-api-corp/customer/v1/terminate': async (w) => ({ body: { customerId: await freshCustomer(w, true), remark: 'left the company' } }),
+  'POST /card/v2/send-verification-code': (w) => ({ body: { externalUserId: w.values.externalUserId, cardId: w.values.consumerCardId, channel: 'EMAIL' } }),
+  'POST /internal/admin/v1/assets': (w) => ({ body: { asset: 'USDC', network: 'ETH', logo: 'https://assets.example/usdc.png', scale: 6, usdPegged: true, status: 'ACTIVE', sortOrder: 2 } }),
+  'POST /internal/admin/v1/card-profiles': (w) => ({ body: {
+    cardProfileId: unique('acme-visa'), partnerId: w.values.partnerId, profileName: 'Acme VISA virtual', cardNetwork: 'VISA', cardForm: 'VIRTUAL',
+    balanceMode: 'SHARED', settlementCurrencies: ['USD'], bin: '462270', status: 'ACTIVE',
+  } }),
+  'POST /internal/admin/v1/partners': () => ({ body: { name: 'Acme Wallet', webhookUrl: 'https://partner.example/webhooks' } }),
+  'POST /internal/network/v1/clearing': async (w) => ({ body: { networkTransactionId: unique('net'), originalNetworkTransactionId: await freshNetworkAuthorization(w), amount: decimal('3.21') } }),
+  'POST /internal/network/v1/reversal': async (w) => ({ body: { networkTransactionId: unique('net'), originalNetworkTransactionId: await freshNetworkAuthorization(w), amount: decimal('1.00') } }),
+  'POST /internal/network/v1/qr-payment': (w) => ({ body: {
+    networkTransactionId: unique('net'), transType: 'PAY', partnerId: w.values.partnerId, externalUserId: w.values.externalUserId, asset: 'USDT',
+    amount: decimal('2.50'), merchantName: 'Noodle bar', merchantCountry: 'HK', mcc: '5814',
+  } }),
+  'POST /open-api/sandbox/v1/simulate/qr-payment': (w) => ({ body: { transType: 'PAY', externalUserId: w.values.externalUserId, asset: 'USDT', amount: decimal('4.20'), merchantName: 'Noodle bar' } }),
+  'POST /user-asset/v1/convert': (w) => ({ body: { externalTranId: unique('cv'), externalUserId: w.values.externalUserId, fromAsset: 'USDT', toAsset: 'USDC', amount: decimal('10.00') } }),
+  'POST /user-asset/v1/transaction-detail': (w) => ({ body: { externalUserId: w.values.externalUserId, externalTranId: w.values.externalTranId } }),
+  'POST /open-api-corp/velocity/v1/create-rule': (w) => ({ body: {
+    organizationId: w.values.organizationId, ruleRef: unique('rule'), ruleName: 'Coffee only',
+    purchaseControl: { amountLimits: [{ currency: 'USD', perTransaction: decimal('50.00'), daily: decimal('200.00') }], countLimits: { daily: 10 } },
+    mccControl: { filterType: 'WHITELIST', values: ['5814'] }, geographicControl: { filterType: 'BLACKLIST', values: ['KP'] },
+  } }),
+  'POST /open-api-corp/velocity/v1/update-rule': (w) => ({ body: {
+    organizationId: w.values.organizationId, ruleId: w.values.ruleId, ruleVersion: 1, ruleName: 'Daily limit',
+    purchaseControl: { amountLimits: [{ currency: 'USD', daily: decimal('600.00') }] },
+  } }),
+  'POST /open-api-corp/velocity/v1/change-rule-status': async (w) => {
+    const client = w.svc.clientFor(w.values.partner as never);
+    const rule = await client.velocity.createRule({
+      organizationId: String(w.values.organizationId), ruleRef: unique('rule'), ruleName: 'Paused limit', purchaseControl: { countLimits: { daily: 5 } },
+    });
+    return { body: { organizationId: w.values.organizationId, ruleId: rule.ruleId, status: 'INACTIVE', ruleVersion: rule.ruleVersion } };
+  },
+  'GET /open-api-corp/velocity/v1/list-subject-rules': (w) => ({ query: { organizationId: w.values.organizationId, subjectType: 'CARD', subjectId: w.values.cardId } }),
+  'GET /open-api-corp/velocity/v1/query-quota': (w) => ({ query: { organizationId: w.values.organizationId, subjectType: 'CARD', subjectId: w.values.cardId, currency: 'USD' } }),
+  'POST /open-api-corp/velocity/v1/bind-rule': (w) => ({ body: { organizationId: w.values.organizationId, ruleId: w.values.ruleId, subjectType: 'CARD', subjectIds: [w.values.cardId] } }),
+  'POST /open-api-corp/velocity/v1/unbind-rule': (w) => ({ body: { organizationId: w.values.organizationId, ruleId: w.values.ruleId, subjectType: 'CARD', subjectIds: [w.values.cardId] } }),
   'POST /open-api-corp/customer/v1/resubmit': async (w) => {
     const customer = await w.svc.clientFor(w.values.partner as never).customers.create({
       organizationId: String(w.values.organizationId), customerRef: unique('resubmit'), firstName: 'Bo', lastName: 'Chan',
@@ -90,7 +128,10 @@ const STEPS: Record<string, (w: World) => Promise<Request> | Request> = {
     await w.svc.clientFor(w.values.partner as never).sandbox.kycDecision({ customerId: customer.customerId, decision: 'REJECTED', reason: 'document unreadable' });
     return { body: { customerId: customer.customerId } };
   },
-  'POST /open-api-corp/customer/v1/update-name': (w) => ({ body: { customerId: w.values.customerId, firstName: 'Alice', lastName: 'Tan' } }),
+  // A real change of name starts a KYC review: on an employee of its own, not the card holder.
+  'POST /open-api-corp/customer/v1/update-name': async (w) => ({ body: { customerId: await freshCustomer(w, true), firstName: 'Alicia', lastName: 'Tan' } }),
+  'POST /internal/admin/v1/kyc-decisions': async (w) => ({ body: { customerId: await freshCustomer(w, false), decision: 'APPROVED' } }),
+  'POST /open-api/sandbox/v1/simulate/deposit': (w) => ({ body: { subjectType: 'ORGANIZATION', subjectId: w.values.organizationId, currency: 'USD', amount: decimal('250.00') } }),
   'POST /open-api/sandbox/v1/simulate/kyc-decision': async (w) => {
     const customer = await w.svc.clientFor(w.values.partner as never).customers.create({
       organizationId: String(w.values.organizationId), customerRef: unique('kyc'), firstName: 'Cy', lastName: 'Lam',
@@ -104,8 +145,6 @@ const STEPS: Record<string, (w: World) => Promise<Request> | Request> = {
   'POST /open-api/sandbox/v1/simulate/refund': (w) => ({ body: { cardId: w.values.cardId, amount: decimal('5.00'), currency: 'USD', merchantName: 'Blue Bottle Coffee', transId: w.values.transId } }),
   'POST /open-api/sandbox/v1/simulate/authorization': (w) => ({ body: purchase(String(w.values.cardId), '12.34') }),
   'POST /internal/network/v1/authorization': (w) => ({ body: { ...purchase(String(w.values.cardId), '3.21'), networkTransactionId: unique('net') } }),
-  'POST /internal/network/v1/clearing': async (w) => ({ body: { transId: await freshAuthorization(w), amount: decimal('12.34'), networkTransactionId: unique('net') } }),
-  'POST /internal/network/v1/reversal': async (w) => ({ body: { transId: await freshAuthorization(w), amount: decimal('1.00'), networkTransactionId: unique('net') } }),
   'POST /internal/network/v1/refund': (w) => ({ body: { cardId: w.values.cardId, amount: decimal('1.00'), currency: 'USD', merchantName: 'Blue Bottle Coffee', networkTransactionId: unique('net') } }),
   'POST /open-api-corp/fund/v1/transfer': (w) => ({ body: {
     organizationId: w.values.organizationId, cardId: w.values.dedicatedCardId, direction: 'POOL_TO_CARD', currency: 'USD', amount: decimal('10.00'), externalTranId: unique('tf'),
@@ -120,6 +159,27 @@ const STEPS: Record<string, (w: World) => Promise<Request> | Request> = {
     return { body: { networkKeyId: key.networkKeyId } };
   },
 };
+
+/** An employee of the world's company of its own (KYC approved or pending). */
+async function freshCustomer(w: World, approved: boolean): Promise<string> {
+  const client = w.svc.clientFor(w.values.partner as never);
+  const customer = await client.customers.create({
+    organizationId: String(w.values.organizationId), customerRef: unique('emp'), firstName: 'Dee', lastName: 'Wong',
+    phoneCountryCode: 'HK', phoneNumber: '91234560', email: 'dee.wong@example.com',
+  });
+  if (approved) await client.sandbox.kycDecision({ customerId: customer.customerId, decision: 'APPROVED' });
+  return customer.customerId;
+}
+
+/** A fresh authorization from the card network (its clearing and reversal refer to it by networkTransactionId). */
+async function freshNetworkAuthorization(w: World): Promise<string> {
+  const networkTransactionId = unique('net');
+  const res = await w.network.raw('POST', '/internal/network/v1/authorization', {
+    body: stringify({ ...purchase(String(w.values.cardId), '3.21'), networkTransactionId }) ?? '{}',
+  });
+  if ((JSON.parse(res.text) as Json).code !== 'SYS_SUCCESS') throw new Error(`network authorization: ${res.text}`);
+  return networkTransactionId;
+}
 
 /** A fresh approved authorization on the world's card (clearing and reversal need one each). */
 async function freshAuthorization(w: World): Promise<string> {
@@ -144,7 +204,9 @@ export async function buildWorld(svc: TestService): Promise<World> {
   const test = await client.events.sendTest();
   const user = newUserId();
   const movement = await creditUser(client, user, 'USDT', '250.00');
-  const consumer = await client.consumerCards.apply({ externalUserId: user, cardProfileId: 'sbx-visa-consumer', cardholderName: 'ADA LOVELACE', fundingAsset: 'USDT' });
+  const consumer = await client.consumerCards.apply({
+    externalUserId: user, cardProfileId: 'sbx-visa-consumer', cardholderName: 'ADA LOVELACE', fundingAsset: 'USDT', email: 'ada@example.com',
+  });
   await runJobs(svc);
   const qr = await client.sandbox.simulateQrPayment({ transType: 'PAY', externalUserId: user, asset: 'USDT', amount: decimal('4.20'), merchantName: 'Noodle bar' });
   const consumerAuth = await client.sandbox.authorize(purchase(consumer.cardId ?? '', '1.00')).catch(() => null);
@@ -159,6 +221,7 @@ export async function buildWorld(svc: TestService): Promise<World> {
       eventId: test.eventId, externalUserId: user, asset: 'USDT', externalTranId: movement.externalTranId, orderId: qr.orderId,
       consumerCardId: consumer.cardId, consumerTransId: consumerAuth?.transId, ids: [auth.transId],
       subjects: { ORGANIZATION: spend.org.organizationId, CUSTOMER: spend.employee.customerId, CARD: spend.card.cardId },
+      retrievalIp: '203.0.113.7', ipAllowlist: ['203.0.113.0/24'],
     },
   };
 }
@@ -179,18 +242,26 @@ export function operationsOf(doc: Json): Operation[] {
 }
 
 /** The world's value for a field, or undefined to keep the example's. */
-function worldValue(w: World, key: string, sibling: Json): unknown {
+function worldValue(w: World, key: string, sibling: Json, inQuery = false): unknown {
   const v = w.values;
+  if (inQuery && key === 'externalTranId') return v.externalTranId;
+
   if (key === 'subjectId' && typeof sibling.subjectType === 'string') return (v.subjects as Json)[sibling.subjectType] ?? v.organizationId;
   if (/Ref$/.test(key) && key !== 'cardOrderRef' && key !== 'ruleRef') return unique(key.replace(/Ref$/, ''));
   if (key === 'externalTranId' || key === 'networkTransactionId') return unique(key);
+  // A change that adds and removes the same code is refused: the example removes nothing.
+  if (/^remove[A-Z]/.test(key) && `add${key.slice(6)}` in sibling) return [];
   if ((key === 'cardId' || key === 'transId') && typeof sibling.externalUserId === 'string') return key === 'cardId' ? v.consumerCardId : v.consumerTransId;
+  if (key === 'cardProfileId' && typeof sibling.externalUserId === 'string') return 'sbx-visa-consumer';
   return key in v && !['partner', 'subjects'].includes(key) ? v[key] : undefined;
 }
 
 /** The example with the world's ids put in by field name. */
 function withWorld(w: World, node: unknown, key = '', parent: Json = {}): unknown {
-  if (Array.isArray(node)) return node.map((item) => withWorld(w, item, key.replace(/s$/, ''), parent));
+  if (Array.isArray(node)) {
+    const whole = worldValue(w, key, parent);
+    return Array.isArray(whole) ? whole : node.map((item) => withWorld(w, item, key.replace(/s$/, ''), parent));
+  }
   if (node === null || typeof node !== 'object') {
     const value = worldValue(w, key, parent);
     return value === undefined ? node : value;
@@ -204,9 +275,10 @@ function genericRequest(w: World, op: Operation): Request {
   for (const p of (op.op.parameters ?? []) as Json[]) {
     if (p.in !== 'query') continue;
     const name = String(p.name);
-    const value = worldValue(w, name, query) ?? (p.required ? (p.example ?? (p.schema as Json | undefined)?.default ?? sampleText(p.schema as Json)) : undefined);
+    const value = worldValue(w, name, query, true) ?? (p.required ? (p.example ?? (p.schema as Json | undefined)?.default ?? sampleText(p.schema as Json)) : undefined);
     if (value !== undefined) query[name] = value;
   }
+  if (typeof query.subjectType === 'string' && 'subjectId' in query) query.subjectId = (w.values.subjects as Json)[query.subjectType];
   const example = ((op.op.requestBody as Json | undefined)?.content as Record<string, Json> | undefined)?.['application/json']?.example;
   return { query, body: example === undefined ? undefined : withWorld(w, example) };
 }

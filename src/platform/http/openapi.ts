@@ -32,6 +32,16 @@ export interface OpenApiExtras {
    * Their responses are kept as given (not wrapped in the envelope); their schemas are shared.
    */
   extraPaths?: Record<string, Record<string, Json>>;
+  /**
+   * Real answers by operation (`GET /path`): a success and an error each, shown as the response
+   * examples (under their HTTP status; a business error shares the 200 response with the success).
+   */
+  responseExamples?: Record<string, { success?: RecordedAnswer; error?: RecordedAnswer }>;
+}
+
+export interface RecordedAnswer {
+  status: number;
+  body: Json;
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
@@ -289,14 +299,49 @@ class Components {
   }
 }
 
+const NULL_DATA_ENVELOPE = { allOf: [ref('Envelope'), { type: 'object', properties: { data: { type: 'null' } } }] };
+const UNDESCRIBED_DATA_ENVELOPE = {
+  allOf: [ref('Envelope'), { type: 'object', properties: { data: { description: 'The answer (not described by a schema: see the example)' } } }],
+};
+
 /** The envelope of a 200 answer: Envelope with this route's data. */
 function successSchema(components: Components, generated: Json | undefined): unknown {
   const data = (generated?.properties as Json | undefined)?.data as Json | undefined;
   // The router writes data as anyOf [route data, null] (or null alone for actions).
   const anyOf = data?.anyOf as unknown[] | undefined;
   const payload = anyOf ? anyOf.find((s) => (s as Json).type !== 'null') : undefined;
-  if (!payload) return { allOf: [ref('Envelope'), { type: 'object', properties: { data: { type: 'null' } } }] };
+  if (!payload) return NULL_DATA_ENVELOPE;
   return { allOf: [ref('Envelope'), { type: 'object', properties: { data: { anyOf: [components.share(payload), { type: 'null' }] } } }] };
+}
+
+/** Puts an operation's recorded success and error answers into its responses as named examples. */
+function addResponseExamples(responses: Json, recorded: { success?: RecordedAnswer; error?: RecordedAnswer } | undefined): void {
+  if (!recorded) return;
+  const add = (answer: RecordedAnswer, name: string, summary: string) => {
+    const status = String(answer.status);
+    let res = responses[status] as Json | undefined;
+    if (!res || '$ref' in res) {
+      // A shared response (401, 403, ...) becomes this operation's own copy, so it can carry the example.
+      const shared = SHARED_RESPONSES[status];
+      res = { description: shared?.description ?? `HTTP ${status}`, content: { 'application/json': { schema: ref(shared?.schema ?? 'ErrorEnvelope') } } };
+    }
+    const content = (res.content as Record<string, Json>)['application/json'];
+    const examples = { ...((content.examples as Json | undefined) ?? {}), [name]: { summary, value: answer.body } };
+    responses[status] = { ...res, content: { ...(res.content as Json), 'application/json': { ...content, examples } } };
+  };
+  if (recorded.success) {
+    const ok = responses['200'] as Json | undefined;
+    const schema = (ok?.content as Record<string, Json> | undefined)?.['application/json']?.schema;
+    // A route without a declared answer is documented as data null; when it does answer with data, say so.
+    if (ok && recorded.success.body.data !== null && JSON.stringify(schema) === JSON.stringify(NULL_DATA_ENVELOPE)) {
+      responses['200'] = { ...ok, content: { 'application/json': { schema: UNDESCRIBED_DATA_ENVELOPE } } };
+    }
+    add(recorded.success, 'success', 'Success (a real sandbox answer)');
+  }
+  if (recorded.error) {
+    const code = String(recorded.error.body.code);
+    add(recorded.error, code, `${code} (a real sandbox answer)`);
+  }
 }
 
 export function finishOpenApi(doc: Json, extras: OpenApiExtras): Json {
@@ -364,6 +409,7 @@ export function finishOpenApi(doc: Json, extras: OpenApiExtras): Json {
         const target = status === '200' ? successSchema(components, schema) : ref('ErrorEnvelope');
         responses[status] = { description: res.description, content: { 'application/json': { schema: target } } };
       }
+      addResponseExamples(responses, extras.responseExamples?.[`${method.toUpperCase()} ${key}`]);
       op.responses = responses;
       outItem[method] = op;
     }

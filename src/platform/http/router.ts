@@ -133,7 +133,7 @@ function responsesOf(def: RouteDef, codes: ErrorCode[]): Record<string, unknown>
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   const responses: Record<string, unknown> = {
-    200: { description: `Envelope: SYS_SUCCESS with data, or one of ${(byStatus.get(200) ?? []).join(', ') || 'no business code'}`, ...envelopeSchema(def.data) },
+    200: { description: byStatus.has(200) ? `Envelope: SYS_SUCCESS with data, or one of ${byStatus.get(200)!.join(', ')}` : 'Envelope: SYS_SUCCESS with data', ...envelopeSchema(def.data) },
   };
   for (const [status, list] of byStatus) {
     if (status === 200) continue;

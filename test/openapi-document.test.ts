@@ -87,9 +87,10 @@ describe('OpenAPI document (issue 14)', () => {
     assert.equal(doc.paths['/open-api-corp/card/v1/query'].get.responses['401'].$ref, '#/components/responses/Unauthenticated');
     // The whole document stays far below what it would weigh with everything inlined (430 KB with the
     // routes of issue 14 alone; below 330 KB then; the consumer cards of issue 11 added 8 routes).
-    // Issue 32: the recorded response examples (test/openapi-examples.test.ts) are data, not schemas: weighed apart.
+    // Issue 32: the recorded response examples (test/openapi-examples.test.ts) are data, not schemas: weighed apart;
+    // an operation whose error example is a 401 or 403 carries its own copy of that shared response (about 8 KB in all).
     const schemasOnly = JSON.stringify(doc, (key, value) => (key === 'examples' && value && !Array.isArray(value) ? undefined : value));
-    assert.ok(schemasOnly.length < 380_000, `size without the response examples ${schemasOnly.length}`);
+    assert.ok(schemasOnly.length < 390_000, `size without the response examples ${schemasOnly.length}`);
     assert.ok(text.length < 380_000 + 300_000, `size with the response examples ${text.length}`);
     const fiat = JSON.stringify(doc.paths['/card/v1/fiat/transactions'].get.responses['200']);
     assert.match(fiat, /#\/components\/schemas\/ConsumerTransactionPage/);

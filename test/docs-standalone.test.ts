@@ -53,6 +53,12 @@ function markdownFiles(dir: string): string[] {
   });
 }
 
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
+function anchorsOf(markdown: string): Set<string> {
+  const headings = markdown.replace(/```[\s\S]*?```/g, '').split('\n').filter((l) => /^#{1,6} /.test(l)).map((l) => l.replace(/^#+ /, '').trim());
+  return new Set(headings.map((h) => h.toLowerCase().replace(/`/g, '').replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-')));
+}
+
 /** Inline links and images `[text](target)` and reference definitions `[id]: target`, outside code. */
 function linksOf(markdown: string): string[] {
   const prose = markdown.replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
@@ -109,19 +115,23 @@ describe('the repository stands alone (issue 32)', () => {
     let checked = 0;
     for (const file of files) {
       for (const link of linksOf(readFileSync(file, 'utf8'))) {
-        if (/^[a-z][a-z0-9+.-]*:/i.test(link) || link.startsWith('#')) continue; // https:, mailto:, in-page anchors
+        if (/^[a-z][a-z0-9+.-]*:/i.test(link)) continue; // https:, mailto:
         checked++;
-        const target = path.resolve(path.dirname(file), decodeURI(link.split('#')[0]));
+        const [pathPart, fragment] = link.split('#');
+        const target = pathPart === '' ? file : path.resolve(path.dirname(file), decodeURI(pathPart));
         const where = `${path.relative(ROOT, file)}: ${link}`;
         if (target !== ROOT && !target.startsWith(ROOT + path.sep)) broken.push(`${where} points outside the repository`);
         else if (!existsSync(target)) broken.push(`${where} does not exist`);
+        else if (fragment && target.endsWith('.md') && !anchorsOf(readFileSync(target, 'utf8')).has(fragment)) broken.push(`${where}: no such heading`);
       }
     }
     assert.ok(checked > 20, `relative links checked: ${checked}`);
     assert.deepEqual(broken, []);
   });
 
-  it('the link check does catch a link outside the repository (negative control)', () => {
+  it('the link check does catch a link outside the repository, and knows heading anchors (negative controls)', () => {
+    assert.ok(anchorsOf('## Pool <-> card transfers\n### `GET /x` (list)').has('pool---card-transfers'));
+    assert.ok(anchorsOf('## Pool <-> card transfers\n### `GET /x` (list)').has('get-x-list'));
     assert.deepEqual(linksOf('See [the contract](../shared/spec/interface.md) and `[not](../code)`.\n\n[ref]: ../x.md'), ['../shared/spec/interface.md', '../x.md']);
   });
 });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { stringify } from 'lossless-json';
 import type { TestService } from '../helpers/service.ts';
 import { fundedCard, networkClient, purchase } from '../helpers/authorization.ts';
-import { issueCard, ref, runJobs } from '../helpers/cards.ts';
+import { issueCard, runJobs } from '../helpers/cards.ts';
 import { creditUser, newUserId } from '../helpers/managed.ts';
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { decimal, type SignedHttpClient } from '../../sdk/index.ts';

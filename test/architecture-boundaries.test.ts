@@ -60,6 +60,7 @@ const TABLE_OWNERS: Record<string, string> = {
   cards: 'cards',
   deposit_accounts: 'cards',
   card_transfers: 'cards',
+  card_upgrades: 'cards',
   velocity_rules: 'velocity',
   velocity_rule_amount_limits: 'velocity',
   velocity_rule_bindings: 'velocity',

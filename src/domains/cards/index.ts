@@ -23,6 +23,11 @@ export {
   cardProfileOf, changeConsumerCardStatus, consumerCardView, consumerProfile, findConsumerCard, findSpendCard, issueConsumerCard, listConsumerCards,
   type SpendCard,
 } from './consumer.ts';
+export {
+  activatePhysical, cancelUpgrade, openUpgradesOf, reportBureauStatus, requestUpgrade, unlockActivation, upgradeDetail, useConsumerUpgradeFees,
+  ACTIVATION_MAX_FAILURES, CARD_FEE_OWNER, UPGRADE_TRANSITIONS, type BureauUpdate, type CardScope, type Delivery, type FeeLine, type FeeToCharge,
+  type ShippingAddress, type UpgradeCardRow, type UpgradeFeeBook, type UpgradeStatus, type UpgradeView,
+} from './upgrades.ts';
 export { cardKeyInventory, reencryptCardData, rotatePanDataKey } from './keys.ts';
 export type { CardSecret } from './card-data.ts';
 export type {

@@ -17,6 +17,7 @@ import {
   type CardCustomer, type Organization,
 } from './deps.ts';
 import { ensureCardsReady, type CardDeps } from './profiles.ts';
+import { openUpgradesOf } from './upgrades.ts';
 import {
   findApplicationById, findApplicationByRef, findCard, findCardById as findCardRowById, findCardProfile, findCardSecret, findDepositAccount,
   findTransferByExternalId, insertCardApplication, insertDepositAccount, insertTransfer, listCards, listDepositAccounts,
@@ -228,7 +229,8 @@ export const cardLookup: CardLookup = {
 export async function queryCard(deps: CardDeps, partnerId: string, cardId: string) {
   const card = await findCard(deps.db, partnerId, cardId);
   if (!card) throw new ApiError('CARD_INVALID');
-  return cardView(card);
+  const upgrades = await openUpgradesOf(deps.db, [card.cardId]);
+  return { ...cardView(card), openUpgrade: upgrades.get(card.cardId) ?? null };
 }
 
 export async function listCardsOf(
@@ -240,7 +242,8 @@ export async function listCardsOf(
   const organization = await findOrganization(deps.db, partnerId, filter.organizationId);
   if (!organization) throw new ApiError('ORGANIZATION_INVALID');
   const { total, rows } = await listCards(deps.db, { partnerId, ...filter }, paging.pageSize, (paging.page - 1) * paging.pageSize);
-  return pageOf(paging, total, rows.map(cardView));
+  const upgrades = await openUpgradesOf(deps.db, rows.map((c) => c.cardId));
+  return pageOf(paging, total, rows.map((c) => ({ ...cardView(c), openUpgrade: upgrades.get(c.cardId) ?? null })));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -324,6 +324,24 @@ describe('physical card upgrades, corporate (issue 30, D52)', () => {
     assert.deepEqual(audit.findings, []);
   });
 
+  it('cancelling a card before its plastic ships cancels the upgrade and refunds before the dedicated balance goes back to the pool', async () => {
+    const dedicated = await freshCard({ dedicated: true, funds: '20.00' });
+    const org = dedicated.world.org.organizationId;
+    const poolBefore = await poolAvailable(org);
+    const u = await upgrade(dedicated.card);
+    await bureau(u.upgradeRef, 'PRODUCING');
+    await w.client.cards.cancel(dedicated.card.cardId);
+    const after = await w.client.cards.upgradeDetail(u.upgradeRef);
+    assert.deepEqual([after.status, after.feesRefunded], ['CANCELLED', true]);
+    assert.equal(await cardAvailable(org, dedicated.card.cardId), '0');
+    assert.equal(await poolAvailable(org), plain(decimal(String(BigInt(poolBefore) + 20n))), 'the whole 20.00 is swept back, fees included');
+
+    const shipped = await upgradeIn('SHIPPED');
+    await w.client.cards.cancel(shipped.card.cardId);
+    assert.equal((await w.client.cards.upgradeDetail(shipped.upgradeRef)).status, 'SHIPPED', 'a plastic on its way stays as it is');
+    await unchanged(() => w.client.cards.activatePhysical({ cardId: shipped.card.cardId, activationCode: shipped.code! }), 'CARD_INVALID');
+  });
+
   it('activation: code only as a hash, wrong codes count, the fifth locks (even the right code), an operator unlocks, then the card is PHYSICAL', async () => {
     const { card, upgradeRef, code } = await upgradeIn('SHIPPED');
     assert.match(code!, /^[0-9]{6}$/);

@@ -281,7 +281,8 @@ function refuseMove(u: UpgradeRow, to: UpgradeStatus): ApiError {
  * PHYSICAL at ACTIVATED, records the event.
  */
 async function moveUpgrade(
-  deps: CardDeps,
+  /** Null only for moves that need no key (the cancellation of a cancelled card's upgrade). */
+  deps: Pick<CardDeps, 'config'> | null,
   q: Queryable,
   u: UpgradeRow,
   to: UpgradeStatus,
@@ -299,15 +300,29 @@ async function moveUpgrade(
     }
     refundedAt = at;
   }
-  if (to === 'SHIPPED') activationCode = fields.activationCode ?? String(randomInt(0, 1_000_000)).padStart(6, '0');
+  let activationCodeHmac: string | null = null;
+  if (to === 'SHIPPED') {
+    invariant(deps !== null, 'shipping sets the activation code under the master key');
+    activationCode = fields.activationCode ?? String(randomInt(0, 1_000_000)).padStart(6, '0');
+    activationCodeHmac = activationHmac(deps.config.masterKey, u.upgradeId, activationCode);
+  }
   if (to === 'ACTIVATED') await setCardPhysical(q, u.cardId, u.cardProfileId, at);
   const upgrade = await setUpgradeStatus(q, u.upgradeId, {
-    status: to, carrier: fields.carrier, trackingNumber: fields.trackingNumber, rejectReason: fields.rejectReason,
-    activationCodeHmac: activationCode === undefined ? null : activationHmac(deps.config.masterKey, u.upgradeId, activationCode), refundedAt,
+    status: to, carrier: fields.carrier, trackingNumber: fields.trackingNumber, rejectReason: fields.rejectReason, activationCodeHmac, refundedAt,
   }, at);
   // D52: in sandbox the SHIPPED event carries the code printed on the carrier; production events never do.
-  await recordUpgradeEvent(q, upgrade, at, activationCode !== undefined && deps.config.env === 'sandbox' ? { activationCode } : {});
+  await recordUpgradeEvent(q, upgrade, at, activationCode !== undefined && deps?.config.env === 'sandbox' ? { activationCode } : {});
   return { upgrade, activationCode: fields.activationCode === undefined ? activationCode : undefined };
+}
+
+/**
+ * A card cancelled before its plastic ships (cancel, or the termination of its holder) takes its
+ * open upgrade with it: CANCELLED with the fees refunded, in the caller's transaction. A plastic
+ * already SHIPPED or DELIVERED stays as it is (it can no longer be activated: the card is CANCELLED).
+ */
+export async function cancelUpgradeOfCancelledCard(q: Queryable, cardId: string, at: Date): Promise<void> {
+  const u = await findOpenUpgrade(q, cardId, true);
+  if (u && UPGRADE_TRANSITIONS[u.status].includes('CANCELLED')) await moveUpgrade(null, q, u, 'CANCELLED', {}, at);
 }
 
 export interface BureauUpdate {

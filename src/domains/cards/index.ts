@@ -24,9 +24,8 @@ export {
   type SpendCard,
 } from './consumer.ts';
 export {
-  activatePhysical, cancelUpgrade, openUpgradesOf, reportBureauStatus, requestUpgrade, unlockActivation, upgradeDetail, useConsumerUpgradeFees,
-  ACTIVATION_MAX_FAILURES, CARD_FEE_OWNER, UPGRADE_TRANSITIONS, type BureauUpdate, type CardScope, type Delivery, type FeeLine, type FeeToCharge,
-  type ShippingAddress, type UpgradeCardRow, type UpgradeFeeBook, type UpgradeStatus, type UpgradeView,
+  activatePhysical, cancelUpgrade, openUpgradesOf, reportBureauStatus, requestUpgrade, upgradeDetail, useConsumerUpgradeFees, CARD_FEE_OWNER,
+  type CardScope, type FeeLine, type UpgradeCardRow, type UpgradeFeeBook, type UpgradeView,
 } from './upgrades.ts';
 export { cardKeyInventory, reencryptCardData, rotatePanDataKey } from './keys.ts';
 export type { CardSecret } from './card-data.ts';

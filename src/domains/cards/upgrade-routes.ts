@@ -11,7 +11,7 @@ import {
 const CORPORATE = { family: 'CORPORATE' } as const;
 
 /** Example of a delivery the bureau reports (operators) or the sandbox simulates. */
-export const SHIPPED_EXAMPLE = { upgradeRef: 'upgrade-0001', status: 'SHIPPED', carrier: 'DHL', trackingNumber: 'JD014600006281230' };
+const SHIPPED_EXAMPLE = { upgradeRef: 'upgrade-0001', status: 'SHIPPED', carrier: 'DHL', trackingNumber: 'JD014600006281230' };
 
 /** Physical card upgrades of corporate cards (issue 30) and the card bureau's operator routes. */
 export function upgradeRoutes(deps: CardDeps): RouteDef[] {

@@ -20,7 +20,7 @@ import { pageOf, type Paging } from '../../platform/http/schema.ts';
 import { atRate, fromDb, toDb, toWire, type Amount } from '../../platform/money.ts';
 import { listTransactions, queryTransaction, type TransactionView } from '../authorization/index.ts';
 import {
-  cardProfileOf, changeConsumerCardStatus, consumerCardView, consumerProfile, ensureCardsReady, findConsumerCard, issueConsumerCard, listConsumerCards, openUpgradesOf,
+  cardProfileOf, changeConsumerCardStatus, consumerCardView, consumerProfile, ensureCardsReady, findConsumerCard, issueConsumerCard, listConsumerCards, openUpgradesOf, CARD_FEE_OWNER,
   type CardStatus, type ConsumerCard,
 } from '../cards/index.ts';
 import { recordEvent } from '../events/index.ts';
@@ -43,8 +43,6 @@ export const CODE_MAX_PER_DAY = 10;
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** The consumer family bills in USD; a funding asset is spent 1:1 when USD-pegged, else at its operator rate (D35). */
 const DEFAULT_FUNDING_ASSET = 'USD';
-/** The service's income account of card fees (per partner and asset). */
-const CARD_FEE_OWNER = 'CARD_FEES';
 
 type FeeType = 'CARD_PRINTING_FEE' | 'CARD_POSTAL_FEE' | 'CARD_VIP_FROZEN_FEE';
 

@@ -71,7 +71,7 @@ export function sandboxRoutes(deps: SandboxDeps): RouteDef[] {
       url: '/open-api/sandbox/v1/simulate/card-shipment',
       auth: 'partner',
       tag: 'Sandbox',
-      summary: 'Play the card bureau for a physical card upgrade: PRODUCING, SHIPPED, DELIVERED or REJECTED (D40)',
+      summary: 'Play the card bureau for a physical card upgrade: PRODUCING, SHIPPED, DELIVERED or REJECTED',
       description: 'SHIPPED needs carrier and trackingNumber and answers the 6-digit activation code printed on the carrier (also in the CARD_UPGRADE_STATUS_CHANGED event); '
         + 'REJECTED needs rejectReason and refunds the fees. Moves the states do not allow are CARD_UPGRADE_STATUS_INVALID.',
       sandboxOnly: true,

@@ -179,6 +179,9 @@ export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
       method: 'POST',
       url: '/card/v2/activate-physical',
       auth: 'partner',
+      // The body holds the activation code: no Idempotency-Key store (it keeps an unkeyed hash of the body); a retry after
+      // success answers CARD_UPGRADE_STATUS_INVALID and upgrade-detail shows ACTIVATED.
+      idempotent: false,
       tag: TAG,
       summary: 'Activate the user\'s physical card with the 6-digit code printed on its carrier; the card becomes PHYSICAL',
       description: 'Allowed once the upgrade is SHIPPED or DELIVERED (else CARD_UPGRADE_STATUS_INVALID). A wrong code is CARD_ACTIVATION_CODE_INVALID; after 5 wrong codes '

@@ -137,6 +137,22 @@ describe('physical card upgrades, corporate (issue 30, D52)', () => {
     await expectCode(other.client.cards.upgradeDetail(upgradeRef), 'CARD_UPGRADE_NOT_FOUND');
   });
 
+  it('follows the sandbox walk-through of docs/first-ten-minutes.md with the partner SDK alone', async () => {
+    const { world, card } = await freshCard({ address: false });
+    await w.client.customers.updateAddress(world.employee.customerId, [HOME]);
+    const u = await w.client.cards.upgradePhysical({ cardId: card.cardId, upgradeRef: ref('upgrade'), cardProfileId: 'sbx-visa-shared-physical' });
+    assert.equal((await w.client.cards.query(card.cardId)).openUpgrade?.status, 'PENDING');
+    assert.equal((await w.client.sandbox.cardShipment({ upgradeRef: u.upgradeRef, status: 'PRODUCING' })).status, 'PRODUCING');
+    const shipped = await w.client.sandbox.cardShipment({ upgradeRef: u.upgradeRef, status: 'SHIPPED', carrier: 'DHL', trackingNumber: 'JD0146' });
+    assert.match(shipped.activationCode ?? '', /^[0-9]{6}$/);
+    assert.equal((await w.client.sandbox.cardShipment({ upgradeRef: u.upgradeRef, status: 'DELIVERED' })).status, 'DELIVERED');
+    await w.client.cards.activatePhysical({ cardId: card.cardId, activationCode: shipped.activationCode! });
+    const after = await w.client.cards.query(card.cardId);
+    assert.deepEqual([after.cardId, after.panLast4, after.cardForm], [card.cardId, card.panLast4, 'PHYSICAL']);
+    const other = await svc.newPartner();
+    await expectCode(other.client.sandbox.cardShipment({ upgradeRef: u.upgradeRef, status: 'PRODUCING' }), 'CARD_UPGRADE_NOT_FOUND');
+  });
+
   it('snapshots address and phone at acceptance: later updates of the employee leave the upgrade alone (2.7 rule 3)', async () => {
     const { world, card } = await freshCard();
     const u = await upgrade(card);

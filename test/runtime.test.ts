@@ -9,6 +9,7 @@ import { Decimal } from 'decimal.js';
 import { AdminClient, CardServiceClient, CardServiceError, decimal, decimalText } from '../sdk/index.ts';
 import { buildService, cleanEnv, ROOT, startArgs, startCompiled, waitReady, type RunningService } from './helpers/compiled-service.ts';
 import { freePort, ownPostgres, type OwnPostgres } from './helpers/own-postgres.ts';
+import { isDatabaseUnavailable, openPostgres } from '../src/platform/db/db.ts';
 
 /**
  * Issue 28: the production runtime (compiled JavaScript, signals through `npm start`) and the
@@ -212,6 +213,27 @@ describe('the database goes away and comes back', () => {
     // The ledger re-derives cleanly from its postings.
     const audit = await admin.call<{ ok: boolean; findings: unknown[] }>('GET', '/internal/admin/v1/ledger/audit');
     assert.deepEqual(audit.findings, []);
+  });
+
+  it('a connection lost between two statements of a transaction fails that transaction, not the process', async () => {
+    const db = await openPostgres({ connectionString: pg.url, poolSize: 2 });
+    try {
+      const failed = await db.tx(async (q) => {
+        await q.query('SELECT 1');
+        pg.stop(); // the backend of this open transaction is terminated while the client waits
+        await new Promise((r) => setTimeout(r, 300));
+        await q.query('SELECT 1');
+      }).then(() => null, (err: unknown) => err);
+      assert.ok(failed instanceof Error, 'the transaction failed');
+      assert.ok(isDatabaseUnavailable(failed), `a connection failure: ${String(failed)}`);
+      pg.start();
+      // The broken client was discarded: the pool serves again.
+      assert.deepEqual(await db.query('SELECT 1 AS one'), [{ one: 1 }]);
+    } finally {
+      await db.close();
+    }
+    // The service (same code) lived through every outage of this file.
+    assert.equal(svc.child.exitCode, null, 'the service process is still running');
   });
 
   it('a refusal while the database is down is a 503 envelope with Retry-After', async () => {

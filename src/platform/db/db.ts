@@ -130,6 +130,13 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     },
     async tx<T>(fn: (q: Queryable) => Promise<T>) {
       const conn = await pool.connect();
+      // A checked-out client has no pool listener: a connection lost between two statements of the
+      // transaction (database restart, failover) emits 'error' on it, which would otherwise crash
+      // the process. The next statement then fails, the transaction did not commit, and the broken
+      // client is destroyed instead of going back to the pool (issue 28, found by the HA rehearsal).
+      let broken = false;
+      const onError = () => { broken = true; };
+      conn.on('error', onError);
       try {
         await conn.query('BEGIN');
         const result = await fn({
@@ -143,10 +150,12 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
         await conn.query('COMMIT');
         return result;
       } catch (err) {
-        await conn.query('ROLLBACK').catch(() => {});
+        if (!broken && !isDatabaseUnavailable(err)) await conn.query('ROLLBACK').catch(() => { broken = true; });
+        else broken = true;
         throw err;
       } finally {
-        conn.release();
+        conn.off('error', onError);
+        conn.release(broken);
       }
     },
     async exec(sql) {

@@ -153,7 +153,7 @@ async function lane(lane: number, network: SignedHttpClient, client: CardService
 }
 
 /** The longest stretch without a successful answer, and the failed attempts, between two instants. */
-function faultFigures(from: number, to: number): { gapS: number; failed: number } {
+function faultFigures(from: number, to: number): { gapS: number; failed: number; codes: string } {
   const window = attempts.filter((a) => a.at >= from && a.at <= to).sort((a, b) => a.at - b.at);
   let last = from;
   let gap = 0;
@@ -163,7 +163,9 @@ function faultFigures(from: number, to: number): { gapS: number; failed: number 
     last = a.at;
   }
   gap = Math.max(gap, to - last);
-  return { gapS: gap / 1000, failed: window.filter((a) => !a.ok).length };
+  const codes = new Map<string, number>();
+  for (const a of window) if (!a.ok) codes.set(a.code, (codes.get(a.code) ?? 0) + 1);
+  return { gapS: gap / 1000, failed: window.filter((a) => !a.ok).length, codes: [...codes].map(([c, n]) => `${c} x${n}`).join(', ') };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -301,8 +303,8 @@ async function main(): Promise<void> {
 
     console.log('\nfault                                                        without service  failed requests');
     for (const f of faults) {
-      const { gapS, failed } = faultFigures(f.from, f.to);
-      console.log(`${f.name.padEnd(60)} ${gapS.toFixed(1).padStart(10)} s  ${String(failed).padStart(10)}`);
+      const { gapS, failed, codes } = faultFigures(f.from, f.to);
+      console.log(`${f.name.padEnd(60)} ${gapS.toFixed(1).padStart(10)} s  ${String(failed).padStart(10)}${codes ? `  (${codes})` : ''}`);
       if (f.name.startsWith('rolling') && failed > 0) failures.push(`the rolling restart failed ${failed} requests`);
     }
   } catch (err) {

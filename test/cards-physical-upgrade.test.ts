@@ -153,6 +153,13 @@ describe('physical card upgrades, corporate (issue 30, D52)', () => {
     await expectCode(other.client.sandbox.cardShipment({ upgradeRef: u.upgradeRef, status: 'PRODUCING' }), 'CARD_UPGRADE_NOT_FOUND');
   });
 
+  it('operators may set postalFee on a PHYSICAL corporate profile, not on a VIRTUAL one', async () => {
+    const base = { profileName: 'plastic', cardNetwork: 'VISA', balanceMode: 'DEDICATED', settlementCurrencies: ['USD'], bin: '462281', fees: { postalFee: decimal('3.10') } };
+    const physical = await operator.call<{ fees: { postalFee: unknown } }>('POST', '/internal/admin/v1/card-profiles', { ...base, cardForm: 'PHYSICAL' });
+    assert.equal(plain(physical.fees.postalFee), '3.1');
+    await expectCode(operator.call('POST', '/internal/admin/v1/card-profiles', { ...base, cardForm: 'VIRTUAL' }), 'DAPI_PARAM_INVALID', 'postalFee');
+  });
+
   it('snapshots address and phone at acceptance: later updates of the employee leave the upgrade alone (2.7 rule 3)', async () => {
     const { world, card } = await freshCard();
     const u = await upgrade(card);

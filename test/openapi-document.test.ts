@@ -66,6 +66,8 @@ describe('OpenAPI document (issue 14)', () => {
     assert.ok(partnerPosts.length > 20);
     for (const { path, op } of partnerPosts) {
       if (path === '/open-api-corp/card/v1/retrieve-secure-card') continue; // never stores card data (D26)
+      // Issue 30: the body holds the activation code; the key store would keep an unkeyed hash of it.
+      if (path === '/open-api-corp/card/v1/activate-physical' || path === '/card/v2/activate-physical') continue;
       assert.ok(op.parameters?.some((p: any) => p.$ref === '#/components/parameters/IdempotencyKey'), `Idempotency-Key on ${path}`);
     }
     assert.equal(doc.components.parameters.IdempotencyKey.name, 'Idempotency-Key');

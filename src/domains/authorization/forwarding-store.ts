@@ -71,16 +71,21 @@ export async function upsertForwardingSettings(q: Queryable, s: ForwardingSettin
 }
 
 export type ForwardingOutcome = 'APPROVED' | 'DECLINED' | 'STAND_IN_APPROVED' | 'STAND_IN_DECLINED';
+/** Why no valid answer applied the stand-in (D37); SERVICE_ERROR: the service failed between the hold and the decision (issue 26). */
+export const STAND_IN_REASONS = ['TIMEOUT', 'TRANSPORT_ERROR', 'BLOCKED', 'HTTP_STATUS', 'MALFORMED_ANSWER', 'DECRYPTION_FAILED',
+  'SIGNATURE_INVALID', 'TRANS_ID_MISMATCH', 'NOT_CONFIGURED', 'SERVICE_ERROR'] as const;
+export type StandInReason = (typeof STAND_IN_REASONS)[number];
 
 export interface ForwardingRow {
   forwardingId: string;
   partnerId: string;
   transId: string | null;
   networkTransactionId: string;
-  keyId: string;
-  authUrl: string;
+  /** Null for a SERVICE_ERROR stand-in (the request may never have been built). */
+  keyId: string | null;
+  authUrl: string | null;
   outcome: ForwardingOutcome;
-  standInReason: string | null;
+  standInReason: StandInReason | null;
   declineReason: string | null;
   httpStatus: number | null;
   latencyMs: number;
@@ -103,12 +108,6 @@ export async function insertForwarding(q: Queryable, f: Omit<ForwardingRow, 'for
 const FORWARDING_COLUMNS = `forwarding_id::text AS "forwardingId", partner_id AS "partnerId", trans_id AS "transId",
   network_transaction_id AS "networkTransactionId", key_id AS "keyId", auth_url AS "authUrl", outcome, stand_in_reason AS "standInReason",
   decline_reason AS "declineReason", http_status AS "httpStatus", latency_ms AS "latencyMs", error, test, created_at AS "createdAt"`;
-
-/** Whether a decision (the partner's or a stand-in) was already applied to this authorization. */
-export async function hasForwardingDecision(q: Queryable, transId: string): Promise<boolean> {
-  const rows = await q.query(`SELECT 1 FROM auth_forwardings WHERE trans_id = $1 LIMIT 1`, [transId]);
-  return rows.length > 0;
-}
 
 export async function listForwardings(
   q: Queryable, f: { partnerId: string | null; transId: string | null }, limit: number, offset: number,

@@ -196,7 +196,7 @@ function unrecordedStandIn(a: AwaitingDecision, latencyMs: number): TransactionV
   if (a.standIn === 'APPROVE') return { ...t, partnerDecision };
   return {
     ...t, approved: false, status: 'DECLINED', declineReason: 'PARTNER_TIMEOUT', declineDetail: 'SERVICE_ERROR',
-    holdAmount: toWire('0') as unknown as TransactionView['holdAmount'], outstandingTransactionId: null, partnerDecision,
+    holdAmount: toWire('0.00') as unknown as TransactionView['holdAmount'], outstandingTransactionId: null, partnerDecision,
   };
 }
 
@@ -217,8 +217,19 @@ async function within<T>(work: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-/** Forwardings of this process in flight, by transId: a copy arriving here waits on the request itself. */
-const inFlight = new Map<string, Promise<TransactionView>>();
+/**
+ * Forwardings in flight per stage (one stage per service instance), by transId: a copy arriving at
+ * the instance that forwards waits on the request itself; other instances read the database.
+ */
+const flights = new WeakMap<PartnerDecisionStage, Map<string, Promise<TransactionView>>>();
+function flightsOf(stage: PartnerDecisionStage): Map<string, Promise<TransactionView>> {
+  let map = flights.get(stage);
+  if (!map) {
+    map = new Map();
+    flights.set(stage, map);
+  }
+  return map;
+}
 
 /**
  * The request that booked the hold (its `token` holds the awaited decision): asks the partner once
@@ -226,6 +237,7 @@ const inFlight = new Map<string, Promise<TransactionView>>();
  */
 export function decideAfterHold(deps: Deps, stage: PartnerDecisionStage, a: AwaitingDecision, token: string): Promise<TransactionView> {
   const transId = a.transaction.transId;
+  const inFlight = flightsOf(stage);
   const flight = forwardAndRecord(deps, stage, a, token).finally(() => inFlight.delete(transId));
   inFlight.set(transId, flight);
   return flight;
@@ -243,7 +255,7 @@ async function forwardAndRecord(deps: Deps, stage: PartnerDecisionStage, a: Awai
   }
   const record = async (tried: PartnerExchange | null): Promise<TransactionView> => {
     const result = await deps.db.tx((q) => decideIn(q, new Date(deps.clock.now()), a.transaction.transId, { token }, tried));
-    if (result.kind === 'BUSY') return awaitDecision(deps, a);
+    if (result.kind === 'BUSY') return awaitDecision(deps, null, a);
     if (result.kind === 'RECORDED' && result.outcome !== null) {
       try {
         stage.decided?.(result.outcome);
@@ -273,9 +285,9 @@ async function forwardAndRecord(deps: Deps, stage: PartnerDecisionStage, a: Awai
  * A copy of the network message (or a request overtaken after its due time): answers from the one
  * recorded decision. Once the decision is overdue it applies the stand-in itself.
  */
-export async function awaitDecision(deps: Deps, a: AwaitingDecision): Promise<TransactionView> {
+export async function awaitDecision(deps: Deps, stage: PartnerDecisionStage | null, a: AwaitingDecision): Promise<TransactionView> {
   const transId = a.transaction.transId;
-  const flight = inFlight.get(transId);
+  const flight = stage && flightsOf(stage).get(transId);
   if (flight) return flight;
   const heldAt = Date.parse(a.transaction.createTime);
   // Past this, with the database refusing every read and write, the stand-in is answered unrecorded.

@@ -170,9 +170,8 @@ export async function authorize(deps: AuthorizationDeps, input: AuthorizationInp
   if (result.standIn !== null) {
     invariant(result.deadlineMs !== null, `awaited decision of ${transaction.transId} has a deadline`);
     const awaiting = { transaction, partnerId, standIn: result.standIn, deadlineMs: result.deadlineMs };
-    answer = result.outcome === 'REPLAY'
-      ? await awaitDecision(deps, awaiting)
-      : await decideAfterHold(deps, deps.partnerDecision ?? approveEverything, awaiting, decisionToken);
+    const stage = deps.partnerDecision ?? approveEverything;
+    answer = result.outcome === 'REPLAY' ? await awaitDecision(deps, stage, awaiting) : await decideAfterHold(deps, stage, awaiting, decisionToken);
   }
   // The LOW_BALANCE event committed with the hold; its emails go out now (2.12). A failure here
   // changes nothing of the authorization (the event stands; the answer is the decision).

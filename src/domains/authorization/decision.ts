@@ -28,7 +28,7 @@ import { parseJson } from '../../platform/http/json.ts';
 import { runJobOnce, type JobDefinition, type JobLog } from '../../platform/jobs.ts';
 import { fromDb, toWire } from '../../platform/money.ts';
 import { cleanText } from '../../platform/text.ts';
-import { insertForwarding, STAND_IN_REASONS, type ForwardingOutcome, type ForwardingRow, type StandInReason } from './forwarding-store.ts';
+import { insertApprovalForwarding, insertForwarding, STAND_IN_REASONS, type ForwardingOutcome, type ForwardingRow, type StandInReason } from './forwarding-store.ts';
 import type { TransactionView } from './schemas.ts';
 import { releaseHold } from './service.ts';
 import {
@@ -184,6 +184,25 @@ async function decideIn(q: Queryable, at: Date, transId: string, claim: { token:
 }
 
 /**
+ * The approval path in one statement (no transaction of its own): the claim and the record go
+ * together, and nothing else of the authorization changes, so the answer is the booked view with
+ * the record as card_transaction_json shows it. Null when the exchange declines or the claim is
+ * gone (then the transaction path finds out why).
+ */
+async function recordApproval(
+  deps: Deps, a: AwaitingDecision, token: string, exchange: PartnerExchange,
+): Promise<{ outcome: ForwardingOutcome; view: TransactionView } | null> {
+  const { outcome, record, decline } = decisionOf(exchange, a.standIn);
+  if (decline) return null;
+  const transId = a.transaction.transId;
+  if (!await insertApprovalForwarding(deps.db, { transId, token }, { ...record, createdAt: new Date(deps.clock.now()) })) return null;
+  const partnerDecision = {
+    outcome, standInReason: record.standInReason, partnerDeclineReason: record.declineReason, latencyMs: record.latencyMs, httpStatus: record.httpStatus,
+  };
+  return { outcome, view: { ...a.transaction, partnerDecision } };
+}
+
+/**
  * The answer when not even the stand-in could be recorded (the database refuses every write): the
  * stand-in the authorization was taken with, exactly what the recovery job will record.
  */
@@ -253,16 +272,22 @@ async function forwardAndRecord(deps: Deps, stage: PartnerDecisionStage, a: Awai
   } catch (err) {
     exchange = serviceError(`the partner decision failed: ${messageOf(err)}`, elapsed());
   }
+  const counted = (outcome: ForwardingOutcome | null) => {
+    try {
+      if (outcome !== null) stage.decided?.(outcome);
+    } catch {
+      // A counter must not change the answer: the decision is committed.
+    }
+  };
   const record = async (tried: PartnerExchange | null): Promise<TransactionView> => {
+    const approval = tried && await recordApproval(deps, a, token, tried);
+    if (approval) {
+      counted(approval.outcome);
+      return approval.view;
+    }
     const result = await deps.db.tx((q) => decideIn(q, new Date(deps.clock.now()), a.transaction.transId, { token }, tried));
     if (result.kind === 'BUSY') return awaitDecision(deps, null, a);
-    if (result.kind === 'RECORDED' && result.outcome !== null) {
-      try {
-        stage.decided?.(result.outcome);
-      } catch {
-        // A counter must not change the answer: the decision is committed.
-      }
-    }
+    if (result.kind === 'RECORDED') counted(result.outcome);
     return result.view;
   };
   // The decision as the stage reported it; if its record is refused, the same decision stripped of

@@ -443,6 +443,20 @@ describe('issue 26: a forwarded authorization always ends in one recorded decisi
   });
 
   describe('copies of one network message (section 2)', () => {
+    it('a copy of an authorization cleared or partly reversed since answers the record as it is now', async () => {
+      const w = await fundedCard(svc, { funds: '10.00' });
+      const cleared = { networkTransactionId: ref('net'), ...purchase(w.card.cardId, '2.00') };
+      const reversed = { networkTransactionId: ref('net'), ...purchase(w.card.cardId, '3.00') };
+      await send(cleared);
+      await send(reversed);
+      await network.call('POST', '/internal/network/v1/clearing', { body: { networkTransactionId: ref('net'), originalNetworkTransactionId: cleared.networkTransactionId, amount: 2 } });
+      await network.call('POST', '/internal/network/v1/reversal', { body: { networkTransactionId: ref('net'), originalNetworkTransactionId: reversed.networkTransactionId, amount: 1 } });
+      assert.equal((await send(cleared)).t.status, 'CLEARED');
+      const partly = (await send(reversed)).t;
+      assert.equal(partly.status, 'PENDING');
+      assert.equal(text(partly.holdAmount), '2.00');
+    });
+
     it('10 concurrent copies against a slow partner, on two instances: one forwarding, 10 byte-identical answers, booked once', async () => {
       const other = await startService({ db: await (await testDatabase()).openAnother(), clock: svc.clock });
       try {

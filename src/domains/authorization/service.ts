@@ -31,7 +31,7 @@ import { CAPABILITY_BLOCKERS, isIsoCountry } from '../organizations/index.ts';
 import { periodKeys, releaseUsage } from '../velocity/index.ts';
 import {
   authorizeInDb, findAuthorization, leaseDueHolds, lockLeasedHold, releaseHoldLease, findTransactionJson, insertSettlement, listTransactions as listTransactionRows,
-  lockAuthorization, lockNetworkMessage, resolveTransactionIds, transactionJson, transactionJsonByNetworkId, updateAuthorization,
+  lockAuthorization, lockNetworkMessage, resolveTransactionIds, transactionJsonByNetworkId, updateAuthorization,
   type ExpiringHold, type Source, type TransactionRow,
 } from './store.ts';
 import { runJobOnce, type JobDefinition, type JobLog } from '../../platform/jobs.ts';

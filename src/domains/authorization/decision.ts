@@ -315,7 +315,7 @@ export async function awaitDecision(deps: Deps, stage: PartnerDecisionStage | nu
   const flight = stage && flightsOf(stage).get(transId);
   if (flight) return flight;
   const heldAt = Date.parse(a.transaction.createTime);
-  // Past this, with the database refusing every read and write, the stand-in is answered unrecorded.
+  // A copy waits at most this long (the request itself is bounded by deadline + grace / 2).
   const giveUpAt = heldAt + a.deadlineMs + 2 * DECISION_GRACE_MS;
   let pause = WAIT_POLL_MS;
   for (;;) {
@@ -331,8 +331,11 @@ export async function awaitDecision(deps: Deps, stage: PartnerDecisionStage | nu
         if (result.kind !== 'BUSY') return result.view;
       }
     } catch {
-      if (nowMs >= giveUpAt) return unrecordedStandIn(a, nowMs - heldAt);
+      // The database refused the read or the stand-in's record: tried again until giveUpAt.
     }
+    // Still undecided (the database failing, or the recovery job holding it under its lease): the
+    // answer is the stand-in, which is what will be recorded.
+    if (nowMs >= giveUpAt) return unrecordedStandIn(a, nowMs - heldAt);
     await sleep(pause);
     pause = Math.min(2 * pause, WAIT_POLL_MAX_MS);
   }

@@ -140,7 +140,7 @@ describe('issue 26: a service killed between the hold and the partner decision',
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('SIGKILL mid-forwarding leaves the hold; the restarted service\'s recovery job declines it (stand-in), gives money and usage back, and the retry answers from that record', async () => {
+  it('SIGKILL mid-forwarding leaves the hold; the restarted service\'s recovery job declines it (stand-in), gives money and usage back, and the retry answers from that record', async (t) => {
     child = startChild();
     await waitReady(base, child, () => output);
     const network = new SignedHttpClient({ baseUrl: base, apiKey: networkKey.apiKey, secretKey: networkKey.secretKey, maxRetries: 0 });
@@ -171,6 +171,7 @@ describe('issue 26: a service killed between the hold and the partner decision',
       await new Promise((r) => setTimeout(r, 500));
       decided = await partnerClient.transactions.query(held.transId);
     }
+    t.diagnostic(`hold to recorded stand-in: ${Date.parse(decided.modifyTime) - Date.parse(decided.createTime)} ms (restart included)`);
     assert.equal(decided.status, 'DECLINED');
     assert.equal(decided.declineReason, 'PARTNER_TIMEOUT');
     assert.equal(decided.declineDetail, 'SERVICE_ERROR');

@@ -70,6 +70,7 @@ const TABLE_OWNERS: Record<string, string> = {
   service_rsa_keys: 'authorization',
   auth_forwarding_settings: 'authorization',
   auth_forwardings: 'authorization',
+  auth_decisions: 'authorization',
   assets: 'managed-balance',
   managed_users: 'managed-balance',
   managed_user_restrictions: 'managed-balance',

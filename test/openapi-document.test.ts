@@ -66,6 +66,8 @@ describe('OpenAPI document (issue 14)', () => {
     assert.ok(partnerPosts.length > 20);
     for (const { path, op } of partnerPosts) {
       if (path === '/open-api-corp/card/v1/retrieve-secure-card') continue; // never stores card data (D26)
+      // Issue 30: the body holds the activation code; the key store would keep an unkeyed hash of it.
+      if (path === '/open-api-corp/card/v1/activate-physical' || path === '/card/v2/activate-physical') continue;
       assert.ok(op.parameters?.some((p: any) => p.$ref === '#/components/parameters/IdempotencyKey'), `Idempotency-Key on ${path}`);
     }
     assert.equal(doc.components.parameters.IdempotencyKey.name, 'Idempotency-Key');
@@ -86,12 +88,14 @@ describe('OpenAPI document (issue 14)', () => {
     assert.match(JSON.stringify(schemas.CardPage), /#\/components\/schemas\/Paging/);
     assert.equal(doc.paths['/open-api-corp/card/v1/query'].get.responses['401'].$ref, '#/components/responses/Unauthenticated');
     // The whole document stays far below what it would weigh with everything inlined (430 KB with the
-    // routes of issue 14 alone; below 330 KB then; the consumer cards of issue 11 added 8 routes).
+    // routes of issue 14 alone; below 330 KB then; the consumer cards of issue 11 added 8 routes; the
+    // shared 503 response of issue 28 one reference per operation; the physical card upgrades of issue 30
+    // added 11 routes, about 37 KB, with their objects shared).
     // Issue 32: the recorded response examples (test/openapi-examples.test.ts) are data, not schemas: weighed apart;
-    // an operation whose error example is a 401 or 403 carries its own copy of that shared response (about 8 KB in all).
+    // an operation whose error example is a 401 or 403 carries its own copy of that shared response (about 10 KB in all).
     const schemasOnly = JSON.stringify(doc, (key, value) => (key === 'examples' && value && !Array.isArray(value) ? undefined : value));
-    assert.ok(schemasOnly.length < 390_000, `size without the response examples ${schemasOnly.length}`);
-    assert.ok(text.length < 380_000 + 300_000, `size with the response examples ${text.length}`);
+    assert.ok(schemasOnly.length < 455_000, `size without the response examples ${schemasOnly.length}`);
+    assert.ok(text.length < 455_000 + 350_000, `size with the response examples ${text.length}`);
     const fiat = JSON.stringify(doc.paths['/card/v1/fiat/transactions'].get.responses['200']);
     assert.match(fiat, /#\/components\/schemas\/ConsumerTransactionPage/);
   });

@@ -118,6 +118,38 @@ const STEPS: Record<string, (w: World) => Promise<Request> | Request> = {
   },
   'GET /open-api-corp/velocity/v1/list-subject-rules': (w) => ({ query: { organizationId: w.values.organizationId, subjectType: 'CARD', subjectId: w.values.cardId } }),
   'GET /open-api-corp/velocity/v1/query-quota': (w) => ({ query: { organizationId: w.values.organizationId, subjectType: 'CARD', subjectId: w.values.cardId, currency: 'USD' } }),
+  'POST /open-api-corp/card/v1/upgrade-physical': async (w) => ({ body: {
+    cardId: (await issueCard(w.svc, w.values.cardWorld as never)).cardId, upgradeRef: unique('upgrade'), cardProfileId: 'sbx-visa-shared-physical',
+  } }),
+  'GET /open-api-corp/card/v1/upgrade-detail': async (w) => ({ query: { upgradeRef: (await upgraded(w)).upgradeRef } }),
+  'POST /open-api-corp/card/v1/cancel-upgrade': async (w) => ({ body: { upgradeRef: (await upgraded(w)).upgradeRef } }),
+  'POST /open-api-corp/card/v1/activate-physical': async (w) => {
+    const u = await upgraded(w, { shipped: true });
+    return { body: { cardId: u.cardId, activationCode: u.activationCode } };
+  },
+  'POST /open-api/sandbox/v1/simulate/card-shipment': async (w) => ({ body: {
+    upgradeRef: (await upgraded(w, { producing: true })).upgradeRef, status: 'SHIPPED', carrier: 'DHL', trackingNumber: 'JD014600003828',
+  } }),
+  'POST /card/v2/upgrade-physical': async (w) => {
+    const client = w.svc.clientFor(w.values.partner as never);
+    const card = await client.consumerCards.apply({
+      externalUserId: String(w.values.externalUserId), cardProfileId: 'sbx-visa-consumer', cardholderName: 'ADA LOVELACE', fundingAsset: 'USDT', email: 'ada@example.com',
+    });
+    await runJobs(w.svc);
+    return { body: { ...CONSUMER_SHIPPING, externalUserId: w.values.externalUserId, cardId: card.cardId, upgradeRef: unique('upgrade'), cardProfileId: 'sbx-visa-consumer-physical' } };
+  },
+  'GET /card/v2/upgrade-detail': async (w) => ({ query: { externalUserId: w.values.externalUserId, upgradeRef: (await upgraded(w, { consumer: true })).upgradeRef } }),
+  'POST /card/v2/cancel-upgrade': async (w) => ({ body: { externalUserId: w.values.externalUserId, upgradeRef: (await upgraded(w, { consumer: true })).upgradeRef } }),
+  'POST /card/v2/activate-physical': async (w) => {
+    const u = await upgraded(w, { consumer: true, shipped: true });
+    return { body: { externalUserId: w.values.externalUserId, cardId: u.cardId, activationCode: u.activationCode } };
+  },
+  'POST /internal/admin/v1/card-upgrades/status': async (w) => ({ body: {
+    partnerId: w.values.partnerId, upgradeRef: (await upgraded(w, { producing: true })).upgradeRef, status: 'SHIPPED', carrier: 'DHL', trackingNumber: 'JD014600003829',
+  } }),
+  'POST /internal/admin/v1/card-upgrades/unlock-activation': async (w) => ({ body: { partnerId: w.values.partnerId, upgradeRef: (await upgraded(w, { shipped: true })).upgradeRef } }),
+  // Not HK: the world's companies and employees are in Hong Kong, and later steps issue cards to them.
+  'POST /internal/admin/v1/sanctioned-countries/update': () => ({ body: { addCountries: ['KP'], removeCountries: [] } }),
   'POST /open-api-corp/velocity/v1/bind-rule': (w) => ({ body: { organizationId: w.values.organizationId, ruleId: w.values.ruleId, subjectType: 'CARD', subjectIds: [w.values.cardId] } }),
   'POST /open-api-corp/velocity/v1/unbind-rule': (w) => ({ body: { organizationId: w.values.organizationId, ruleId: w.values.ruleId, subjectType: 'CARD', subjectIds: [w.values.cardId] } }),
   'POST /open-api-corp/customer/v1/resubmit': async (w) => {
@@ -158,6 +190,35 @@ const STEPS: Record<string, (w: World) => Promise<Request> | Request> = {
     const key = await w.svc.admin.createNetworkKey({ name: unique('processor') });
     return { body: { networkKeyId: key.networkKeyId } };
   },
+};
+
+/** A physical upgrade of a fresh card (issue 30), shipped when asked: corporate, or of the world's managed user. */
+async function upgraded(w: World, options: { consumer?: boolean; producing?: boolean; shipped?: boolean } = {}): Promise<{ cardId: string; upgradeRef: string; activationCode?: string }> {
+  const client = w.svc.clientFor(w.values.partner as never);
+  const upgradeRef = unique('upgrade');
+  let cardId: string;
+  if (options.consumer) {
+    const card = await client.consumerCards.apply({
+      externalUserId: String(w.values.externalUserId), cardProfileId: 'sbx-visa-consumer', cardholderName: 'ADA LOVELACE', fundingAsset: 'USDT',
+      email: 'ada@example.com', phoneCountryCode: 'HK', phoneNumber: '91234567',
+    } as never);
+    await runJobs(w.svc);
+    cardId = String(card.cardId);
+    await client.consumerCards.upgradePhysical({ ...CONSUMER_SHIPPING, externalUserId: String(w.values.externalUserId), cardId, upgradeRef, cardProfileId: 'sbx-visa-consumer-physical' });
+  } else {
+    cardId = (await issueCard(w.svc, w.values.cardWorld as never)).cardId;
+    await client.cards.upgradePhysical({ cardId, upgradeRef, cardProfileId: 'sbx-visa-shared-physical' });
+  }
+  if (!options.producing && !options.shipped) return { cardId, upgradeRef };
+  await client.sandbox.cardShipment({ upgradeRef, status: 'PRODUCING' });
+  if (!options.shipped) return { cardId, upgradeRef };
+  const shipped = await client.sandbox.cardShipment({ upgradeRef, status: 'SHIPPED', carrier: 'DHL', trackingNumber: 'JD014600003828' });
+  return { cardId, upgradeRef, activationCode: shipped.activationCode };
+}
+
+const CONSUMER_SHIPPING = {
+  shippingAddress: { addressLine1: "1 Queen's Road Central", city: 'Central', state: 'Hong Kong Island', addressCountryCode: 'HK' },
+  phoneCountryCode: 'HK', phoneNumber: '91234567',
 };
 
 /** An employee of the world's company of its own (KYC approved or pending). */
@@ -215,7 +276,7 @@ export async function buildWorld(svc: TestService): Promise<World> {
   return {
     svc, receiver, network: networkKey, partnerHttp: client.http,
     values: {
-      partner, partnerId: partner.partnerId, organizationId: spend.org.organizationId, customerId: spend.employee.customerId,
+      partner, cardWorld: spend, partnerId: partner.partnerId, organizationId: spend.org.organizationId, customerId: spend.employee.customerId,
       custodianCustomerId: spend.employee.customerId, cardId: spend.card.cardId, dedicatedCardId: dedicated.cardId, cardProfileId: 'sbx-visa-shared',
       cardApplyId: spend.card.cardApplyId ?? apply?.cardApplyId, cardOrderRef: apply?.cardApplyRef, transId: auth.transId, ruleId: rule.ruleId, ruleRef: rule.ruleRef,
       eventId: test.eventId, externalUserId: user, asset: 'USDT', externalTranId: movement.externalTranId, orderId: qr.orderId,

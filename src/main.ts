@@ -1,6 +1,5 @@
 import { Command, CommanderError } from 'commander';
 import pino, { type DestinationStream } from 'pino';
-import pretty from 'pino-pretty';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { migrate } from './platform/db/migrate.ts';
@@ -22,8 +21,10 @@ const LOG_FLUSH_INTERVAL_MS = 250;
  * Where the logs go (issue 32): readable lines when a person watches a terminal, one JSON object per
  * line otherwise (files, pipes, log collectors). LOG_FORMAT=json|pretty overrides the guess.
  */
-export function logDestination(format: 'auto' | 'pretty' | 'json', isTty: boolean): { stream: DestinationStream; flush(): void; pretty: boolean } {
+export async function logDestination(format: 'auto' | 'pretty' | 'json', isTty: boolean): Promise<{ stream: DestinationStream; flush(): void; pretty: boolean }> {
   if (format === 'pretty' || (format === 'auto' && isTty)) {
+    // Loaded only here: a service writing JSON never loads the prettifier.
+    const { default: pretty } = await import('pino-pretty');
     const stream = pretty({ destination: 1, sync: true, colorize: isTty, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
     return { stream, flush: () => {}, pretty: true };
   }
@@ -35,7 +36,7 @@ async function serve(): Promise<void> {
   const { config, notices, announcements } = loadConfig();
   const db = await openDatabase(config);
   const applied = await migrate(db);
-  const log = logDestination(config.logFormat, process.stdout.isTTY === true);
+  const log = await logDestination(config.logFormat, process.stdout.isTTY === true);
   setInterval(log.flush, LOG_FLUSH_INTERVAL_MS).unref();
   process.on('exit', log.flush);
   const logStream = log.stream;

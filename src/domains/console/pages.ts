@@ -136,8 +136,16 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
     if (refs.length === 0) notFound('Transaction');
     const views = (await Promise.all(refs.map((r) => queryTransaction(deps, r.partnerId, r.transId)))).sort((a, b) => String(a.createTime).localeCompare(String(b.createTime)));
     const partnerId = refs[0].partnerId;
-    const events = await Promise.all(views.map((t) => listEvents(deps, partnerId, { businessId: t.transId, page: 1, pageSize: 10 })));
-    const details = await Promise.all(events.flatMap((e) => e.result).slice(0, 10).map((e) => eventDetail(deps, partnerId, e.eventId)));
+    // CARD_TRANSACTION events are the card's (businessId = cardId): those of this timeline's window
+    // whose payload names one of its messages.
+    const members = new Set(views.map((t) => t.transId));
+    const times = views.flatMap((t) => [String(t.createTime), String(t.modifyTime)]).sort();
+    const cardEvents = await listEvents(deps, partnerId, {
+      businessId: refs[0].cardId, eventType: 'CARD_TRANSACTION', startTime: times[0], endTime: new Date(Date.parse(times.at(-1)!) + 1000).toISOString(),
+      page: 1, pageSize: 100,
+    });
+    const mine = cardEvents.result.filter((e) => members.has(String((e.data as { transId?: unknown } | null)?.transId)));
+    const details = await Promise.all(mine.slice(0, 20).map((e) => eventDetail(deps, partnerId, e.eventId)));
     const decision = views.find((t) => t.partnerDecision)?.partnerDecision ?? null;
     return render(req, reply, `Transaction ${transId}`, html`
       ${Facts({ label: 'Transaction', facts: [['Card', link(`/console/cards/${refs[0].cardId}`, refs[0].cardId)], ['Partner', link(`/console/partners/${partnerId}`, partnerId)],

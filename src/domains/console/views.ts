@@ -1,5 +1,6 @@
 import { h, type ComponentChildren, type VNode } from 'preact';
 import { html } from 'htm/preact';
+import { isLosslessNumber, stringify as stringifyLossless } from 'lossless-json';
 import { renderToString } from 'preact-render-to-string';
 import type { AdminCaller } from '../../platform/caller.ts';
 
@@ -69,11 +70,11 @@ export function ActionForm(props: { action: string; csrf: string; label: string;
 
 export function Table(props: { caption: string; head: string[]; rows: ComponentChildren[][]; empty?: string }) {
   if (props.rows.length === 0) return html`<p>${props.empty ?? 'Nothing to show.'}</p>`;
-  return html`<table>
+  return html`<div class="scroll" role="region" aria-label=${props.caption} tabindex="0"><table>
     <caption>${props.caption}</caption>
     <thead><tr>${props.head.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
     <tbody>${props.rows.map((r) => html`<tr>${r.map((c) => html`<td>${c}</td>`)}</tr>`)}</tbody>
-  </table>`;
+  </table></div>`;
 }
 
 export function Facts(props: { label: string; facts: [string, ComponentChildren][] }) {
@@ -99,7 +100,9 @@ export function link(href: string, text: string) {
 
 export function show(value: unknown): string {
   if (value === null || value === undefined || value === '') return '—';
-  if (typeof value === 'object') return JSON.stringify(value);
+  // Amounts arrive as lossless numbers: their exact digits, never a JS number.
+  if (isLosslessNumber(value)) return value.toString();
+  if (typeof value === 'object') return stringifyLossless(value) ?? '';
   return String(value);
 }
 
@@ -135,5 +138,6 @@ button.danger { background: var(--bad); }
 .error { background: #fce8e6; color: var(--bad); padding: .6em; border-radius: 4px; }
 .secret { font-family: ui-monospace, monospace; background: #fff8e1; padding: .6em; }
 .pager { margin: .6em 0; display: flex; gap: 1.5em; }
+.scroll { overflow-x: auto; }
 .declined { color: var(--bad); font-weight: 600; }
 `;

@@ -64,13 +64,15 @@ async function login(page: Page, name: string): Promise<void> {
   const { password, totpSecret } = operators[name].credentials;
   svc.clock.advance(30_000);
   await page.goto('/console/login');
-  await page.keyboard.type(name); // the name field has the focus
+  await page.locator('#name:focus').waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'name', 'the name field has the focus');
+  await page.keyboard.type(name);
   await page.keyboard.press('Tab');
   await page.keyboard.type(password);
   await page.keyboard.press('Tab');
   await page.keyboard.type(totpCode(totpSecret, svc.clock.now()));
-  await page.keyboard.press('Enter');
-  await page.waitForURL('**/console');
+  await Promise.all([page.waitForNavigation(), page.keyboard.press('Enter')]);
+  assert.ok(page.url().endsWith('/console'), `logged in as ${name}: ${await page.locator('main').innerText()}`);
   await page.getByText(`Signed in as ${name}`).waitFor();
 }
 
@@ -97,6 +99,7 @@ describe('operator console in a browser (issue 29)', () => {
     await check(page, 'search');
     await page.getByRole('link', { name: world.card.cardId }).first().click();
     await page.getByText('INSUFFICIENT_BALANCE').first().waitFor();
+    await page.getByRole('heading', { name: 'Rules and usage' }).waitFor();
     assert.ok(!(await page.content()).includes(world.card.panFirst6 + world.card.panLast4), 'only the masked number');
     await check(page, 'card');
 
@@ -127,7 +130,9 @@ describe('operator console in a browser (issue 29)', () => {
 
     await page.goto('/console/restrictions?subjectType=CUSTOMER&subjectId=' + pending.customerId);
     await check(page, 'restrictions');
-    await page.goto('/console/ledger?audit=1');
+    await page.goto(`/console/ledger?organizationId=${world.org.organizationId}`);
+    await page.getByRole('heading', { name: 'Pools and balances' }).waitFor();
+    await page.getByRole('button', { name: 'Run the ledger audit' }).click();
     await page.getByText('Clean').waitFor();
     await check(page, 'ledger');
 

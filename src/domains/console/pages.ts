@@ -1,9 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../platform/errors.ts';
 import { OPERATOR_ROLES } from '../../platform/caller.ts';
-import { blockCard, cardView, findCardById, findCardsByLast4, unblockCard } from '../cards/index.ts';
+import { blockCard, cardLookup, cardView, findCardById, findCardsByLast4, unblockCard } from '../cards/index.ts';
+import { queryQuota } from '../velocity/index.ts';
+import { fundBalance, statement } from '../funding/index.ts';
 import { findTransactionRefs, listTransactions, queryTransaction, transactionTimelineRefs, type TransactionView } from '../authorization/index.ts';
-import { partnersByIds, partnerView } from '../partners/index.ts';
+import { partnersByIds, partnerView, webhookSecretStatus } from '../partners/index.ts';
 import { eventDetail, listEvents, resendEvent } from '../events/index.ts';
 import { decideKyc, findCustomerAnyPartner, pendingKycReviews } from '../customers/index.ts';
 import { findOrganizationById, listRestrictions, type SubjectType } from '../organizations/index.ts';
@@ -77,7 +79,8 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
             customer.kycStatus, customer.lifecycle, link(`/console/partners/${customer.partnerId}`, customer.partnerId)]]));
         }
         if (organization) {
-          results.push(h2Table('Organization', ['Organization', 'Name', 'Partner'], [[organization.organizationId, show((organization as { name?: string }).name),
+          results.push(h2Table('Organization', ['Organization', 'Name', 'Partner'], [[link(`/console/ledger?organizationId=${organization.organizationId}`, organization.organizationId),
+            show((organization as { name?: string }).name),
             link(`/console/partners/${organization.partnerId}`, organization.partnerId)]]));
         }
       }
@@ -97,9 +100,11 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
     const card = await findCardById(deps.db, checkId((req.params as { cardId: string }).cardId, 'Card')) ?? notFound('Card');
     const n = pageNo(req);
     const v = cardView(card);
-    const [transactions, events] = await Promise.all([
+    const [transactions, events, quota] = await Promise.all([
       listTransactions(deps, card.partnerId, { cardId: card.cardId }, { page: n, pageSize: PAGE_SIZE }),
       listEvents(deps, card.partnerId, { businessId: card.cardId, page: 1, pageSize: 10 }),
+      queryQuota({ ...deps, cards: cardLookup }, card.partnerId, { organizationId: card.organizationId, subjectType: 'CARD', subjectId: card.cardId })
+        .catch((err: unknown) => (err instanceof ApiError ? { error: err.message } : Promise.reject(err))),
     ]);
     const csrf = req.console!.csrf;
     const base = `/console/cards/${card.cardId}`;
@@ -111,6 +116,9 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
         ${card.status === 'ACTIVE' ? ActionForm({ action: `${base}/block`, csrf, label: 'Block card', danger: true }) : null}
         ${card.status === 'BLOCKED' ? ActionForm({ action: `${base}/unblock`, csrf, label: 'Unblock card' }) : null}
       </div>
+      <h2>Rules and usage</h2>
+      ${Table({ caption: `Spend rules and current usage per period (as of ${show((quota as { asOfTime?: string }).asOfTime)})`, head: ['Item', 'Value'],
+        rows: Object.entries(quota).filter(([k]) => !['subjectType', 'subjectId', 'asOfTime'].includes(k)).map(([k, v]) => [k, show(v)]), empty: 'No rule applies.' })}
       <h2>Transactions</h2>
       ${Table({ caption: `Transactions (${transactions.total})`, head: ['Transaction', 'Time', 'Type', 'Amount', 'Merchant', 'Status', 'Decline reason', 'Partner decision'],
         rows: transactions.result.map((t) => txRow(t)), empty: 'No transactions.' })}
@@ -168,15 +176,17 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
     if (!p) notFound('Partner');
     const v = partnerView(p);
     const n = pageNo(req);
-    const [events, failed, pending] = await Promise.all([
+    const [events, failed, pending, webhookSecret] = await Promise.all([
       listEvents(deps, partnerId, { page: n, pageSize: PAGE_SIZE }),
       listEvents(deps, partnerId, { status: 'FAILED', page: 1, pageSize: 1 }),
       listEvents(deps, partnerId, { status: 'PENDING', page: 1, pageSize: 1 }),
+      webhookSecretStatus(deps, partnerId),
     ]);
     const base = `/console/partners/${partnerId}`;
     return render(req, reply, `Partner ${v.name}`, html`
       ${Facts({ label: 'Settings', facts: [['Partner id', v.partnerId], ['Status', v.status], ['API key (not a secret)', v.apiKey], ['PCI allowlist', String(v.pciCertified)],
-        ['Webhook URL', show(v.webhookUrl)], ['Authorization URL', show(v.authUrl)], ['Secure card IVs', v.secureCardIvMode], ['Created', v.createTime]] })}
+        ['Webhook URL', show(v.webhookUrl)], ['Authorization URL', show(v.authUrl)], ['Secure card IVs', v.secureCardIvMode], ['Created', v.createTime],
+        ['Webhook signing secret', webhookSecret.configured ? `configured (${webhookSecret.secrets.length} valid; never shown)` : 'none: webhooks signed with the API secret']] })}
       <h2>Whitelists</h2>
       ${Table({ caption: 'Allowed addresses by purpose', head: ['Purpose', 'Addresses'], rows: Object.entries(v.ipWhitelist).map(([k, list]) => [k, (list as string[]).join(', ') || 'any']) })}
       <h2>Webhook health</h2>
@@ -252,9 +262,30 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
 
   // ---- ledger -------------------------------------------------------------------------------------------
   app.get('/ledger', async (req, reply) => {
-    const run = (req.query as { audit?: string }).audit === '1';
+    const query = req.query as { audit?: string; organizationId?: string };
+    const run = query.audit === '1';
     const report = run ? await auditLedger(deps.db) : null;
+    const organizationId = query.organizationId && ID.test(query.organizationId) ? query.organizationId : null;
+    const organization = organizationId ? await findOrganizationById(deps.db, organizationId) : null;
+    const [balances, lines] = organization ? await Promise.all([
+      fundBalance(deps, organization.partnerId, organization.organizationId),
+      statement(deps, organization.partnerId, { organizationId: organization.organizationId }, { page: 1, pageSize: PAGE_SIZE }),
+    ]) : [null, null];
     return render(req, reply, 'Ledger', html`
+      <form method="get" action="/console/ledger" class="action">
+        <label for="organizationId">Organization id</label>
+        <input id="organizationId" name="organizationId" value=${organizationId ?? ''} />
+        <button type="submit">Show pools and statement</button>
+      </form>
+      ${organizationId && !organization ? html`<p role="status">No organization ${organizationId}.</p>` : null}
+      ${balances ? html`<h2>Pools and balances</h2>
+        ${Table({ caption: `Pools of ${organizationId}`, head: ['Currency', 'Available', 'Pending', 'Total'],
+          rows: balances.pools.map((p) => [p.currency, show(p.available), show(p.pending), show(p.total)]) })}
+        ${Table({ caption: 'Dedicated card balances', head: ['Card', 'Currency', 'Available', 'Pending', 'Total'], empty: 'No dedicated card.',
+          rows: balances.cards.map((c) => [link(`/console/cards/${c.cardId}`, c.cardId), c.currency, show(c.available), show(c.pending), show(c.total)]) })}` : null}
+      ${lines ? html`<h2>Statement</h2>
+        ${Table({ caption: `Latest pool movements (${lines.total})`, head: ['Line'], rows: lines.result.map((l) => [show(l)]), empty: 'No movement.' })}` : null}
+      <h2>Ledger audit</h2>
       <p>The ledger audit re-derives every balance from its postings.</p>
       <form method="get" action="/console/ledger"><input type="hidden" name="audit" value="1" /><button type="submit">Run the ledger audit</button></form>
       ${report ? html`<h2>Audit result</h2>

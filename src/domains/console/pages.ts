@@ -287,7 +287,11 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
         ${Table({ caption: `Latest pool movements (${lines.total})`, head: ['Line'], rows: lines.result.map((l) => [show(l)]), empty: 'No movement.' })}` : null}
       <h2>Ledger audit</h2>
       <p>The ledger audit re-derives every balance from its postings.</p>
-      <form method="get" action="/console/ledger"><input type="hidden" name="audit" value="1" /><button type="submit">Run the ledger audit</button></form>
+      <form method="get" action="/console/ledger">
+        <input type="hidden" name="audit" value="1" />
+        ${organizationId ? html`<input type="hidden" name="organizationId" value=${organizationId} />` : null}
+        <button type="submit">Run the ledger audit</button>
+      </form>
       ${report ? html`<h2>Audit result</h2>
         ${Facts({ label: 'Ledger audit', facts: [['Result', report.ok ? 'Clean' : 'Findings'], ['Accounts', String(report.accounts)], ['Postings', String(report.postings)],
           ['Entries', String(report.entries)]] })}

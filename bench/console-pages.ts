@@ -56,7 +56,7 @@ const pages: [string, string][] = [
   ['search by transaction id', `/console?q=txb50000`],
   ['search by network transaction id', `/console?q=ntb50000`],
   ['card, first page', `/console/cards/${world.card.cardId}`],
-  ['card, last page', `/console/cards/${world.card.cardId}?page=${Math.ceil((N + 1) / 20)}`],
+  ['card, oldest page', `/console/cards/${world.card.cardId}?before=txb${N - 20}`],
   ['transaction timeline', `/console/transactions/${transId}`],
   ['transaction timeline (old)', `/console/transactions/txb90000`],
   ['partner, first page', `/console/partners/${world.partner.partnerId}`],

@@ -5,8 +5,8 @@ export {
   approveEverything, DECLINE_REASONS,
   type AssetRate, type AuthorizationDeps, type PartnerDecisionStage, type PartnerDecision, type DeclineReason,
 } from './service.ts';
-export { NetworkAuthenticator, type NetworkCaller } from './network-keys.ts';
+export { NetworkAuthenticator, networkKeys, type NetworkCaller } from './network-keys.ts';
 export type { TransactionView } from './schemas.ts';
 export { AuthUrlForwarder, businessFields, SERVICE_KEY_HEADER, type StandInReason } from './forwarding.ts';
 export { ServiceKeys, type ServiceKey } from './service-keys.ts';
-export { findTransactionRefs, transactionTimelineRefs, type TransactionRef } from './operator-views.ts';
+export { cardTransactionsPage, findTransactionRefs, transactionTimelineRefs, type TransactionRef } from './operator-views.ts';

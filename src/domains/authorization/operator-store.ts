@@ -26,3 +26,17 @@ export async function transactionFamily(q: Queryable, rootTransId: string): Prom
     [rootTransId],
   );
 }
+
+/**
+ * A card's transactions, newest first, keyset-paged after the transaction `beforeTransId` (index
+ * card_transactions_card_time): constant time on any page, where an offset grows with the page.
+ */
+export async function cardTransactionRefs(q: Queryable, cardId: string, beforeTransId: string | null, limit: number): Promise<TransactionRef[]> {
+  return q.query<TransactionRef>(
+    `SELECT ${REF} FROM card_transactions
+     WHERE card_id = $1
+       AND ($2::text IS NULL OR (created_at, trans_id) < (SELECT b.created_at, b.trans_id FROM card_transactions b WHERE b.trans_id = $2 AND b.card_id = $1))
+     ORDER BY created_at DESC, trans_id DESC LIMIT $3`,
+    [cardId, beforeTransId, limit],
+  );
+}

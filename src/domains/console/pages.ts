@@ -4,7 +4,7 @@ import { OPERATOR_ROLES } from '../../platform/caller.ts';
 import { blockCard, cardLookup, cardView, findCardById, findCardsByLast4, unblockCard } from '../cards/index.ts';
 import { queryQuota } from '../velocity/index.ts';
 import { fundBalance, statement } from '../funding/index.ts';
-import { findTransactionRefs, listTransactions, queryTransaction, transactionTimelineRefs, type TransactionView } from '../authorization/index.ts';
+import { cardTransactionsPage, findTransactionRefs, networkKeys, queryTransaction, transactionTimelineRefs, type TransactionView } from '../authorization/index.ts';
 import { partnersByIds, partnerView, webhookSecretStatus } from '../partners/index.ts';
 import { eventDetail, listEvents, resendEvent } from '../events/index.ts';
 import { decideKyc, findCustomerAnyPartner, pendingKycReviews } from '../customers/index.ts';
@@ -98,10 +98,11 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
   // ---- a card -----------------------------------------------------------------------------------
   app.get('/cards/:cardId', async (req, reply) => {
     const card = await findCardById(deps.db, checkId((req.params as { cardId: string }).cardId, 'Card')) ?? notFound('Card');
-    const n = pageNo(req);
+    const before = String((req.query as { before?: string }).before ?? '');
     const v = cardView(card);
     const [transactions, events, quota] = await Promise.all([
-      listTransactions(deps, card.partnerId, { cardId: card.cardId }, { page: n, pageSize: PAGE_SIZE }),
+      cardTransactionsPage(deps.db, card.cardId, ID.test(before) ? before : null, PAGE_SIZE)
+        .then(async ({ refs, more }) => ({ more, views: await Promise.all(refs.map((r) => queryTransaction(deps, r.partnerId, r.transId))) })),
       listEvents(deps, card.partnerId, { businessId: card.cardId, page: 1, pageSize: 10 }),
       queryQuota({ ...deps, cards: cardLookup }, card.partnerId, { organizationId: card.organizationId, subjectType: 'CARD', subjectId: card.cardId })
         .catch((err: unknown) => (err instanceof ApiError ? { error: err.message } : Promise.reject(err))),
@@ -120,9 +121,10 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
       ${Table({ caption: `Spend rules and current usage per period (as of ${show((quota as { asOfTime?: string }).asOfTime)})`, head: ['Item', 'Value'],
         rows: Object.entries(quota).filter(([k]) => !['subjectType', 'subjectId', 'asOfTime'].includes(k)).map(([k, v]) => [k, show(v)]), empty: 'No rule applies.' })}
       <h2>Transactions</h2>
-      ${Table({ caption: `Transactions (${transactions.total})`, head: ['Transaction', 'Time', 'Type', 'Amount', 'Merchant', 'Status', 'Decline reason', 'Partner decision'],
-        rows: transactions.result.map((t) => txRow(t)), empty: 'No transactions.' })}
-      ${Pager({ label: 'Transaction pages', prev: n > 1 ? `${base}?page=${n - 1}` : null, next: n * PAGE_SIZE < transactions.total ? `${base}?page=${n + 1}` : null })}
+      ${Table({ caption: 'Transactions, newest first', head: ['Transaction', 'Time', 'Type', 'Amount', 'Merchant', 'Status', 'Decline reason', 'Partner decision'],
+        rows: transactions.views.map((t) => txRow(t)), empty: 'No transactions.' })}
+      ${Pager({ label: 'Transaction pages', prev: before ? base : null, prevText: 'Newest transactions',
+        next: transactions.more ? `${base}?before=${transactions.views.at(-1)!.transId}` : null })}
       <h2>Events</h2>
       ${eventTable(events.result, card.partnerId, csrf)}`);
   });
@@ -285,6 +287,9 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
           rows: balances.cards.map((c) => [link(`/console/cards/${c.cardId}`, c.cardId), c.currency, show(c.available), show(c.pending), show(c.total)]) })}` : null}
       ${lines ? html`<h2>Statement</h2>
         ${Table({ caption: `Latest pool movements (${lines.total})`, head: ['Line'], rows: lines.result.map((l) => [show(l)]), empty: 'No movement.' })}` : null}
+      <h2>Network keys</h2>
+      ${Table({ caption: 'Card network ingress keys (never a secret)', head: ['Key', 'Name', 'Status', 'Allowed addresses', 'Created'], empty: 'No network key.',
+        rows: (await networkKeys(deps)).map((k) => [k.networkKeyId, k.name, k.status, (k.ipAllowlist as string[]).join(', ') || 'any', show(k.createTime)]) })}
       <h2>Ledger audit</h2>
       <p>The ledger audit re-derives every balance from its postings.</p>
       <form method="get" action="/console/ledger">

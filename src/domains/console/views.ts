@@ -81,10 +81,10 @@ export function Facts(props: { label: string; facts: [string, ComponentChildren]
   return html`<dl aria-label=${props.label}>${props.facts.map(([k, v]) => html`<div class="fact"><dt>${k}</dt><dd>${v ?? '—'}</dd></div>`)}</dl>`;
 }
 
-export function Pager(props: { label: string; prev: string | null; next: string | null }) {
+export function Pager(props: { label: string; prev: string | null; next: string | null; prevText?: string }) {
   if (!props.prev && !props.next) return null;
   return html`<nav class="pager" aria-label=${props.label}>
-    ${props.prev ? html`<a href=${props.prev} rel="prev">Previous page</a>` : null}
+    ${props.prev ? html`<a href=${props.prev} rel="prev">${props.prevText ?? 'Previous page'}</a>` : null}
     ${props.next ? html`<a href=${props.next} rel="next">Next page</a>` : null}
   </nav>`;
 }

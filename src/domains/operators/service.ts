@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../../platform/context.ts';
-import type { Queryable } from '../../platform/db/db.ts';
 import { OPERATOR_ROLES, type OperatorRole } from '../../platform/caller.ts';
 import { newId, seal, sha256Hex, unseal, constantTimeEqual } from '../../platform/crypto/secrets.ts';
 import { paramInvalid } from '../../platform/errors.ts';
@@ -183,7 +182,4 @@ export function csrfMatches(session: OperatorSession, given: unknown): boolean {
   return typeof given === 'string' && constantTimeEqual(given, session.csrfToken);
 }
 
-export async function findOperator(q: Queryable, operatorId: string): Promise<OperatorRow | null> {
-  return findOperatorById(q, operatorId);
-}
 

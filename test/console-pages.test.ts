@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { fundedCard, purchase, type SpendWorld } from './helpers/authorization.ts';
 import { consoleLogin, createOperatorViaApi, type ConsoleSession } from './helpers/console.ts';
 
@@ -54,5 +54,18 @@ describe('console pages (issue 29)', () => {
     assert.ok((await get(`/console?q=${transIds[5]}`)).includes(`/console/transactions/${transIds[5]}"`));
     const timeline = await get(`/console/transactions/${transIds[5]}`);
     assert.match(timeline, /CARD_TRANSACTION/);
+  });
+
+  it("shows a subject's restrictions with source and remark; the risk change that set them is in the audit trail", async () => {
+    const res = await fetch(`${svc.baseUrl}/internal/admin/v1/restrictions`, {
+      method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ subjectType: 'CUSTOMER', subjectId: world.employee.customerId, addRestrictions: ['CARD_FROZEN'], source: 'RISK', remark: 'chargeback review' }),
+    });
+    assert.equal(((await res.json()) as { code: string }).code, 'SYS_SUCCESS');
+    const page = await get(`/console/restrictions?subjectType=CUSTOMER&subjectId=${world.employee.customerId}`);
+    assert.match(page, /<td>CARD_FROZEN<\/td><td>RISK<\/td><td>chargeback review<\/td>/);
+    const audit = await get(`/console/audit?target=${world.employee.customerId}`);
+    assert.match(audit, /POST \/internal\/admin\/v1\/restrictions/);
+    assert.match(audit, /chargeback review/);
   });
 });

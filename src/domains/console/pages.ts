@@ -8,7 +8,7 @@ import { cardTransactionsPage, findTransactionRefs, networkKeys, queryTransactio
 import { partnersByIds, partnerView, webhookSecretStatus } from '../partners/index.ts';
 import { eventDetail, listEvents, resendEvent } from '../events/index.ts';
 import { decideKyc, findCustomerAnyPartner, pendingKycReviews } from '../customers/index.ts';
-import { findOrganizationById, listRestrictions, type SubjectType } from '../organizations/index.ts';
+import { findOrganizationById, restrictionDetails, type SubjectType } from '../organizations/index.ts';
 import { auditLedger } from '../ledger/index.ts';
 import { createOperator, listAudit, listOperators, updateOperator } from '../operators/index.ts';
 import { ActionForm, Facts, html, link, maskedPan, page, Pager, show, Table } from './views.ts';
@@ -246,7 +246,7 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
     const query = req.query as { subjectType?: string; subjectId?: string };
     const subjectType = query.subjectType === 'ORGANIZATION' || query.subjectType === 'CUSTOMER' ? query.subjectType as SubjectType : null;
     const subjectId = query.subjectId && ID.test(query.subjectId) ? query.subjectId : null;
-    const list = subjectType && subjectId ? await listRestrictions(deps.db, { subjectType, subjectId }) : null;
+    const list = subjectType && subjectId ? await restrictionDetails(deps.db, { subjectType, subjectId }) : null;
     return render(req, reply, 'Restrictions', html`
       <form method="get" action="/console/restrictions" class="stack">
         <label for="subjectType">Subject type</label>
@@ -258,7 +258,8 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
         <input id="subjectId" name="subjectId" value=${subjectId ?? ''} />
         <button type="submit">Show restrictions</button>
       </form>
-      ${list ? Table({ caption: `Restrictions of ${subjectId}`, head: ['Code', 'Source'], rows: list.map((r) => [r.code, r.source]), empty: 'No restriction.' }) : null}
+      ${list ? Table({ caption: `Restrictions of ${subjectId}`, head: ['Code', 'Source', 'Remark', 'Since'], empty: 'No restriction.',
+        rows: list.map((r) => [r.code, r.source, show(r.remark), r.createdAt.toISOString()]) }) : null}
       <p>Restrictions are changed by the risk role through the admin API (<code>POST /internal/admin/v1/restrictions</code>).</p>`);
   });
 

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { fundedCard, purchase, type SpendWorld } from './helpers/authorization.ts';
 import { consoleLogin, createOperatorViaApi, type ConsoleSession } from './helpers/console.ts';
+import { creditUser, newUserId } from './helpers/managed.ts';
 
 /** Issue 29: the console's pages through the real server (HTTP, no browser): paging, masking, search. */
 let svc: TestService;
@@ -67,5 +68,13 @@ describe('console pages (issue 29)', () => {
     const audit = await get(`/console/audit?target=${world.employee.customerId}`);
     assert.match(audit, /POST \/internal\/admin\/v1\/restrictions/);
     assert.match(audit, /chargeback review/);
+  });
+
+  it('finds a managed user of any partner by the partner\'s user id', async () => {
+    const user = newUserId();
+    await creditUser(world.client, user, 'USDT', '5');
+    const page = await get(`/console?q=${user}`);
+    assert.match(page, /Managed users/);
+    assert.ok(page.includes(`/console/partners/${world.partner.partnerId}"`));
   });
 });

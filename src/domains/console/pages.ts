@@ -10,6 +10,7 @@ import { eventDetail, listEvents, resendEvent } from '../events/index.ts';
 import { decideKyc, findCustomerAnyPartner, pendingKycReviews } from '../customers/index.ts';
 import { findOrganizationById, restrictionDetails, type SubjectType } from '../organizations/index.ts';
 import { auditLedger } from '../ledger/index.ts';
+import { findManagedUsers } from '../managed-balance/index.ts';
 import { createOperator, listAudit, listOperators, updateOperator } from '../operators/index.ts';
 import { ActionForm, Facts, html, link, maskedPan, page, Pager, show, Table } from './views.ts';
 import { ConsoleRefusal, done, form, need, noticeOf, withoutCsrf, type ConsoleDeps } from './plugin.ts';
@@ -68,9 +69,14 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
           link(`/console/cards/${c.cardId}`, c.cardId), maskedPan(c.panLast4), c.status, show(c.cardholderName), link(`/console/partners/${c.partnerId}`, c.partnerId),
         ])));
       } else if (ID.test(q)) {
-        const [card, refs, partners, customer, organization] = await Promise.all([
+        const [card, refs, partners, customer, organization, users] = await Promise.all([
           findCardById(deps.db, q), findTransactionRefs(deps.db, q), partnersByIds(deps.db, [q]), findCustomerAnyPartner(deps.db, q), findOrganizationById(deps.db, q),
+          findManagedUsers(deps.db, q),
         ]);
+        if (users.length) {
+          results.push(h2Table('Managed users', ['User', 'External user id', 'Partner', 'Created'], users.map((u) => [u.userId, u.externalUserId,
+            link(`/console/partners/${u.partnerId}`, u.partnerId), u.createdAt.toISOString()])));
+        }
         if (card) results.push(h2Table('Card', ['Card', 'Number', 'Status'], [[link(`/console/cards/${card.cardId}`, card.cardId), maskedPan(card.panLast4), card.status]]));
         if (refs.length) results.push(h2Table('Transactions', ['Transaction', 'Card'], refs.map((r) => [link(`/console/transactions/${r.transId}`, r.transId), link(`/console/cards/${r.cardId}`, r.cardId)])));
         for (const p of partners) results.push(h2Table('Partner', ['Partner', 'Name', 'Status'], [[link(`/console/partners/${p.partnerId}`, p.partnerId), p.name, p.status]]));
@@ -88,7 +94,7 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
     }
     return render(req, reply, 'Search', html`
       <form method="get" action="/console" role="search" class="stack">
-        <label for="q">Card id or last four digits, transaction id or network transaction id, partner, organization or employee id</label>
+        <label for="q">Card id or last four digits, transaction id or network transaction id, partner, organization, employee or managed user id</label>
         <input id="q" name="q" value=${q} autofocus />
         <button type="submit">Search</button>
       </form>

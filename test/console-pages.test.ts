@@ -77,4 +77,11 @@ describe('console pages (issue 29)', () => {
     assert.match(page, /Managed users/);
     assert.ok(page.includes(`/console/partners/${world.partner.partnerId}"`));
   });
+
+  it('the ledger page shows the job backlogs and the network keys', async () => {
+    const page = await get('/console/ledger');
+    assert.match(page, /Webhook deliveries pending<\/dt><dd>[1-9][0-9]*<\/dd>/, 'the CARD_TRANSACTION events wait for delivery');
+    assert.match(page, /Card applications in progress<\/dt><dd>0<\/dd>/);
+    assert.match(page, /Network keys/);
+  });
 });

@@ -9,4 +9,4 @@ export { NetworkAuthenticator, networkKeys, type NetworkCaller } from './network
 export type { TransactionView } from './schemas.ts';
 export { AuthUrlForwarder, businessFields, SERVICE_KEY_HEADER, type StandInReason } from './forwarding.ts';
 export { ServiceKeys, type ServiceKey } from './service-keys.ts';
-export { cardTransactionsPage, findTransactionRefs, transactionTimelineRefs, type TransactionRef } from './operator-views.ts';
+export { cardTransactionsPage, findTransactionRefs, holdExpiryBacklog, transactionTimelineRefs, type TransactionRef } from './operator-views.ts';

@@ -40,3 +40,12 @@ export async function cardTransactionRefs(q: Queryable, cardId: string, beforeTr
     [cardId, beforeTransId, limit],
   );
 }
+
+/** Authorization holds past their expiry date (the hold-expiry job's backlog), across partners. */
+export async function dueHoldCount(q: Queryable, now: Date): Promise<string> {
+  const rows = await q.query<{ n: string }>(
+    `SELECT count(*)::bigint AS n FROM card_transactions WHERE message_type = 'AUTHORIZATION' AND status = 'PENDING' AND expiry_due_at <= $1`,
+    [now],
+  );
+  return rows[0].n;
+}

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../platform/db/db.ts';
-import { cardTransactionRefs, transactionFamily, transactionRefsById, type TransactionRef } from './operator-store.ts';
+import { cardTransactionRefs, dueHoldCount, transactionFamily, transactionRefsById, type TransactionRef } from './operator-store.ts';
 
 /** The operator console (issue 29): a transaction by transId or network transaction id, any partner. */
 export function findTransactionRefs(q: Queryable, id: string): Promise<TransactionRef[]> {
@@ -17,6 +17,11 @@ export async function transactionTimelineRefs(q: Queryable, transId: string): Pr
 export async function cardTransactionsPage(q: Queryable, cardId: string, beforeTransId: string | null, limit: number): Promise<{ refs: TransactionRef[]; more: boolean }> {
   const refs = await cardTransactionRefs(q, cardId, beforeTransId, limit + 1);
   return { refs: refs.slice(0, limit), more: refs.length > limit };
+}
+
+/** The hold-expiry job's backlog: holds due by `now` (console ledger page). */
+export function holdExpiryBacklog(q: Queryable, now: Date): Promise<string> {
+  return dueHoldCount(q, now);
 }
 
 export type { TransactionRef };

@@ -29,4 +29,4 @@ export type {
   ApplyStatus, BalanceMode, Card, CardApplication, ConsumerCard, CardForm, CardNetwork, CardProfile, CardStatus, CardSubjectType, CardTransfer,
   DepositAccount,
 } from './store.ts';
-export { findCardsByLast4, type CardHit } from './operator-views.ts';
+export { cardApplicationBacklog, findCardsByLast4, type CardHit } from './operator-views.ts';

@@ -19,3 +19,9 @@ export async function cardsByLast4(q: Queryable, last4: string, limit: number): 
     [last4, limit],
   );
 }
+
+/** Card applications not yet decided (the application job's backlog), across partners. */
+export async function openApplicationCount(q: Queryable): Promise<string> {
+  const rows = await q.query<{ n: string }>(`SELECT count(*)::bigint AS n FROM card_applications WHERE status IN ('PENDING', 'PROCESSING')`);
+  return rows[0].n;
+}

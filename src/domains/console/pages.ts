@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../platform/errors.ts';
 import { OPERATOR_ROLES } from '../../platform/caller.ts';
-import { blockCard, cardLookup, cardView, findCardById, findCardsByLast4, unblockCard } from '../cards/index.ts';
+import { blockCard, cardApplicationBacklog, cardLookup, cardView, findCardById, findCardsByLast4, unblockCard } from '../cards/index.ts';
 import { queryQuota } from '../velocity/index.ts';
 import { fundBalance, statement } from '../funding/index.ts';
-import { cardTransactionsPage, findTransactionRefs, networkKeys, queryTransaction, transactionTimelineRefs, type TransactionView } from '../authorization/index.ts';
+import { cardTransactionsPage, findTransactionRefs, holdExpiryBacklog, networkKeys, queryTransaction, transactionTimelineRefs, type TransactionView } from '../authorization/index.ts';
 import { partnersByIds, partnerView, webhookSecretStatus } from '../partners/index.ts';
-import { eventDetail, listEvents, resendEvent } from '../events/index.ts';
+import { deliveryBacklog, eventDetail, listEvents, resendEvent } from '../events/index.ts';
 import { decideKyc, findCustomerAnyPartner, pendingKycReviews } from '../customers/index.ts';
 import { findOrganizationById, restrictionDetails, type SubjectType } from '../organizations/index.ts';
 import { auditLedger } from '../ledger/index.ts';
@@ -294,6 +294,8 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
           rows: balances.cards.map((c) => [link(`/console/cards/${c.cardId}`, c.cardId), c.currency, show(c.available), show(c.pending), show(c.total)]) })}` : null}
       ${lines ? html`<h2>Statement</h2>
         ${Table({ caption: `Latest pool movements (${lines.total})`, head: ['Line'], rows: lines.result.map((l) => [show(l)]), empty: 'No movement.' })}` : null}
+      <h2>Job backlogs</h2>
+      ${await backlogs()}
       <h2>Network keys</h2>
       ${Table({ caption: 'Card network ingress keys (never a secret)', head: ['Key', 'Name', 'Status', 'Allowed addresses', 'Created'], empty: 'No network key.',
         rows: (await networkKeys(deps)).map((k) => [k.networkKeyId, k.name, k.status, (k.ipAllowlist as string[]).join(', ') || 'any', show(k.createTime)]) })}
@@ -309,6 +311,12 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
           ['Entries', String(report.entries)]] })}
         ${Table({ caption: 'Findings', head: ['Finding'], rows: report.findings.slice(0, 50).map((f) => [show(f)]), empty: 'No findings.' })}` : null}`);
   });
+
+  const backlogs = async () => {
+    const [deliveries, applications, holds] = await Promise.all([deliveryBacklog(deps.db, now()), cardApplicationBacklog(deps.db), holdExpiryBacklog(deps.db, now())]);
+    return Facts({ label: 'Job backlogs', facts: [['Webhook deliveries pending', deliveries.pending], ['… of which due now', deliveries.due],
+      ['Card applications in progress', applications], ['Authorization holds past expiry', holds]] });
+  };
 
   // ---- audit trail ------------------------------------------------------------------------------------
   app.get('/audit', async (req, reply) => {

@@ -45,6 +45,9 @@ const ADMIN_ROUTE_ROLES: Record<string, string> = {
   'POST /internal/admin/v1/sanctioned-countries/update': 'risk',
   'GET /internal/admin/v1/outbox-mail': 'admin',
   'GET /internal/admin/v1/connection-guards': 'viewer',
+  // Issue 30's card bureau routes: no declared role, so admin only.
+  'POST /internal/admin/v1/card-upgrades/status': 'admin',
+  'POST /internal/admin/v1/card-upgrades/unlock-activation': 'admin',
   'POST /internal/admin/v1/operators': 'admin',
   'GET /internal/admin/v1/operators': 'admin',
   'POST /internal/admin/v1/operators/update': 'admin',

@@ -150,6 +150,11 @@ const STEPS: Record<string, (w: World) => Promise<Request> | Request> = {
   'POST /internal/admin/v1/card-upgrades/unlock-activation': async (w) => ({ body: { partnerId: w.values.partnerId, upgradeRef: (await upgraded(w, { shipped: true })).upgradeRef } }),
   // Not HK: the world's companies and employees are in Hong Kong, and later steps issue cards to them.
   'POST /internal/admin/v1/sanctioned-countries/update': () => ({ body: { addCountries: ['KP'], removeCountries: [] } }),
+  'POST /internal/admin/v1/operators': () => ({ body: { name: unique('ops.support').replace('-', '.'), role: 'support' } }),
+  'POST /internal/admin/v1/operators/update': async (w) => {
+    const created = await w.svc.admin.call<{ operatorId: string }>('POST', '/internal/admin/v1/operators', { body: { name: unique('ops.risk').replace('-', '.'), role: 'risk' } });
+    return { body: { operatorId: created.operatorId, role: 'viewer' } };
+  },
   'POST /open-api-corp/velocity/v1/bind-rule': (w) => ({ body: { organizationId: w.values.organizationId, ruleId: w.values.ruleId, subjectType: 'CARD', subjectIds: [w.values.cardId] } }),
   'POST /open-api-corp/velocity/v1/unbind-rule': (w) => ({ body: { organizationId: w.values.organizationId, ruleId: w.values.ruleId, subjectType: 'CARD', subjectIds: [w.values.cardId] } }),
   'POST /open-api-corp/customer/v1/resubmit': async (w) => {

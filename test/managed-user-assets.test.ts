@@ -5,6 +5,7 @@ import { decimal, decimalText, type CardServiceClient } from '../sdk/index.ts';
 import { startService, type TestService } from './helpers/service.ts';
 import { balanceOf, closeWithCleanLedger, newTranId, newUserId } from './helpers/managed.ts';
 import { expectCode } from './helpers/companies.ts';
+import { changedTables, snapshotTables } from './helpers/table-snapshot.ts';
 
 /** Managed-balance user assets (4.3, 2.3, 2.4; D4, D20, D33, D35, D48), all through the signed API. */
 describe('managed-balance user assets (issue 11)', () => {
@@ -83,6 +84,42 @@ describe('managed-balance user assets (issue 11)', () => {
     await expectCode(credit(client, uid(), 'USDC', '7', ext), 'EXTERNAL_TRAN_ID_DUPLICATE');
     await expectCode(client.userAssets.debit({ externalTranId: ext, asset: 'USDT', amount: decimal('1'), externalUserId: user }), 'EXTERNAL_TRAN_ID_DUPLICATE');
     assert.deepEqual(await balanceOf(client, user, 'USDT'), { free: '5', freeze: '0', total: '5' });
+  });
+
+  it('issue 26: refusals for a new externalUserId create no user, no account, no row in any table', async () => {
+    const owner = uid();
+    const ext = tid();
+    await credit(client, owner, 'USDT', '5', ext);
+    const refusals: Array<[string, () => Promise<unknown>, string]> = [
+      ['credit with a used externalTranId', () => credit(client, uid(), 'USDT', '1', ext), 'EXTERNAL_TRAN_ID_DUPLICATE'],
+      ['credit with a used externalTranId in another asset', () => credit(client, uid(), 'USDC', '1', ext), 'EXTERNAL_TRAN_ID_DUPLICATE'],
+      ['debit with a used externalTranId', () => client.userAssets.debit({ externalTranId: ext, asset: 'USDT', amount: decimal('1'), externalUserId: uid() }), 'EXTERNAL_TRAN_ID_DUPLICATE'],
+      ['debit of a user never seen', () => client.userAssets.debit({ externalTranId: tid(), asset: 'USDT', amount: decimal('0.000000000000000001'), externalUserId: uid() }), 'INSUFFICIENT_BALANCE'],
+      ['debit of a known user in an asset never held', () => client.userAssets.debit({ externalTranId: tid(), asset: 'USDC', amount: decimal('1'), externalUserId: owner }), 'INSUFFICIENT_BALANCE'],
+      ['conversion with a used externalTranId', () => client.userAssets.convert({ externalTranId: ext, externalUserId: uid(), fromAsset: 'USDT', toAsset: 'USDC', amount: decimal('1') }), 'EXTERNAL_TRAN_ID_DUPLICATE'],
+      ['conversion of a user never seen', () => client.userAssets.convert({ externalTranId: tid(), externalUserId: uid(), fromAsset: 'USDT', toAsset: 'USDC', amount: decimal('1') }), 'INSUFFICIENT_BALANCE'],
+    ];
+    for (const [what, call, code] of refusals) {
+      const before = await snapshotTables(svc.db);
+      await expectCode(call(), code);
+      assert.deepEqual(changedTables(before, await snapshotTables(svc.db)), [], `${what}: refused as ${code} and changed nothing`);
+    }
+    // The refused debit's user is still unknown: a first credit creates it as usual.
+    assert.deepEqual(await balanceOf(client, owner, 'USDC'), { free: '0', freeze: '0', total: '0' });
+  });
+
+  it('issue 26: concurrent credits of one externalTranId for new users book once and leave exactly one new user', async () => {
+    const ext = tid();
+    const users = Array.from({ length: 12 }, uid);
+    const before = await svc.db.query<{ n: string }>('SELECT count(*)::text AS n FROM managed_users WHERE partner_id = $1', [partnerId]);
+    const accountsBefore = await svc.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ledger_accounts WHERE partner_id = $1 AND owner_type = 'MANAGED_USER'`, [partnerId]);
+    const results = await Promise.allSettled(users.map((u, i) => credit(client, u, i % 2 === 0 ? 'USDT' : 'USDC', '2', ext)));
+    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1, 'one credit is booked');
+    for (const r of results) if (r.status === 'rejected') assert.equal((r.reason as { code?: string }).code, 'EXTERNAL_TRAN_ID_DUPLICATE');
+    const after = await svc.db.query<{ n: string }>('SELECT count(*)::text AS n FROM managed_users WHERE partner_id = $1', [partnerId]);
+    const accountsAfter = await svc.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ledger_accounts WHERE partner_id = $1 AND owner_type = 'MANAGED_USER'`, [partnerId]);
+    assert.equal(Number(after[0].n) - Number(before[0].n), 1, 'only the booked credit\'s user exists');
+    assert.equal(Number(accountsAfter[0].n) - Number(accountsBefore[0].n), 1, 'only the booked credit\'s account exists');
   });
 
   it('50 concurrent identical credits book once', async () => {

@@ -65,6 +65,29 @@ describe('consumer cards (issue 11)', () => {
     assert.ok(!JSON.stringify(card).match(/[0-9]{13,19}/), 'no full card number in the answer');
   });
 
+  it('D53: corporate list-profiles shows SHARED and DEDICATED profiles only; /card/v2/list-profiles the ASSET ones offered to the partner, same item fields', async () => {
+    const corporate = await client.cards.listProfiles({ pageSize: 100 });
+    assert.ok(corporate.result.length > 0);
+    assert.ok(corporate.result.every((p) => p.balanceMode === 'SHARED' || p.balanceMode === 'DEDICATED'), 'no ASSET profile in the corporate list');
+    assert.ok(!corporate.result.some((p) => p.cardProfileId === profileId || p.cardProfileId === 'sbx-visa-consumer'));
+    assert.equal(corporate.total, corporate.result.length, 'the total counts the same profiles');
+    await expectCode(client.http.call('GET', '/open-api-corp/card/v1/list-profiles', { query: { balanceMode: 'ASSET' } }), 'DAPI_PARAM_INVALID');
+
+    const consumer = await client.consumerCards.listProfiles({ pageSize: 100 });
+    assert.ok(consumer.result.every((p) => p.balanceMode === 'ASSET'), 'only ASSET profiles');
+    const ids = consumer.result.map((p) => p.cardProfileId);
+    for (const id of ['sbx-visa-consumer', 'sbx-mc-consumer', profileId]) assert.ok(ids.includes(id), `${id} is listed`);
+    assert.equal(consumer.total, consumer.result.length);
+    assert.deepEqual(Object.keys(consumer.result[0]).sort(), Object.keys(corporate.result[0]).sort(), 'the same item fields');
+    const vip = consumer.result.find((p) => p.cardProfileId === profileId)!;
+    assert.deepEqual([vip.cardForm, decimalText(vip.fees.issuanceFee), decimalText(vip.fees.postalFee), decimalText(vip.fees.frozenFee)], ['PHYSICAL', '3', '2.5', '1.25']);
+    const mastercard = await client.consumerCards.listProfiles({ cardNetwork: 'MASTERCARD' });
+    assert.deepEqual(mastercard.result.map((p) => p.cardProfileId), ['sbx-mc-consumer']);
+    // Another partner's own ASSET profile is not offered here.
+    const other = await svc.newPartner();
+    assert.ok(!(await other.client.consumerCards.listProfiles({ pageSize: 100 })).result.some((p) => p.cardProfileId === profileId));
+  });
+
   it('a refused apply changes nothing: fees above free, an asset without a rate or unknown, corporate profile, frozen card capability', async () => {
     const user = uid();
     await credit(user, 'USDT', '5.49');

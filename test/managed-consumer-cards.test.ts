@@ -155,7 +155,6 @@ describe('consumer cards (issue 11)', () => {
     assert.equal((await client.consumerCards.detail(user, vip.cardId)).status, 'BLOCKED');
 
     await expectCode(client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: false }), 'DAPI_PARAM_INVALID');
-    await expectCode(client.consumerCards.sendVerificationCode({ externalUserId: user, cardId: vip.cardId, channel: 'EMAIL' }), 'DAPI_PARAM_INVALID');
     await client.consumerCards.setContact({ externalUserId: user, email: 'vip@example.com', mobile: '+85291234567' });
 
     const codeOf = async () => {
@@ -271,6 +270,46 @@ describe('consumer cards (issue 11)', () => {
     // Settling what was authorized before still uses the authorization's own rate.
     await client.sandbox.clear({ transId: a3.transId, amount: decimal('0.01') });
     assert.deepEqual(await exact(user, 'PRTE'), { free: '0.00069114', freeze: '0', total: '0.00069114' });
+  });
+
+  it('D55: in sandbox a user without the contact still gets a code, as the VERIFICATION_CODE_SENT event only; production refuses naming the contact', async () => {
+    // A partner of its own, admitted from 127.0.0.1 also by the production instance below.
+    const p = await svc.newPartner({ ipWhitelist: { api: ['127.0.0.1'] } });
+    const client = p.client;
+    const user = uid();
+    const card = await client.consumerCards.apply({ externalUserId: user, cardProfileId: 'sbx-visa-consumer', cardholderName: 'Ada Lovelace', fundingAsset: 'USDT' });
+    const mailBefore = await svc.db.query<{ n: string }>('SELECT count(*)::text AS n FROM outbox_mail');
+    const sent = await client.consumerCards.sendVerificationCode({ externalUserId: user, cardId: card.cardId, channel: 'SMS' });
+    assert.equal(sent.destination, 'event:VERIFICATION_CODE_SENT');
+    const events = await client.events.listEvents({ eventType: 'VERIFICATION_CODE_SENT', businessId: card.cardId });
+    assert.equal(events.result.length, 1);
+    const data = events.result[0].data as { code: string; channel: string };
+    assert.equal(data.channel, 'SMS');
+    assert.deepEqual(await svc.db.query<{ n: string }>('SELECT count(*)::text AS n FROM outbox_mail'), mailBefore, 'no message is sent anywhere');
+    // The code is a real one: it unfreezes the card.
+    await client.consumerCards.block({ externalUserId: user, cardId: card.cardId, block: true });
+    assert.equal(await client.consumerCards.block({ externalUserId: user, cardId: card.cardId, block: false, smsCode: data.code }), false);
+    assert.equal((await client.consumerCards.detail(user, card.cardId)).status, 'ACTIVE');
+
+    // Production: the same request names the missing contact and issues nothing.
+    const prod = await startService({ env: { CARDSVC_ENV: 'production' }, clock: svc.clock });
+    try {
+      const prodClient = prod.clientFor(p.partner);
+      svc.clock.advance(61 * 1000);
+      const codesBefore = await svc.db.query<{ n: string }>('SELECT count(*)::text AS n FROM card_verification_codes WHERE card_id = $1', [card.cardId]);
+      for (const [channel, field] of [['SMS', 'mobile'], ['EMAIL', 'email']] as const) {
+        const e = await expectCode(prodClient.consumerCards.sendVerificationCode({ externalUserId: user, cardId: card.cardId, channel }), 'DAPI_PARAM_INVALID');
+        assert.match(e.message, new RegExp(`Invalid parameter ${field}: the user has no`), e.message);
+      }
+      assert.deepEqual(await svc.db.query('SELECT count(*)::text AS n FROM card_verification_codes WHERE card_id = $1', [card.cardId]), codesBefore);
+      // With the contact, production sends it (through the transport, never as an event).
+      await prodClient.consumerCards.setContact({ externalUserId: user, mobile: '+85291234567' });
+      const ok = await prodClient.consumerCards.sendVerificationCode({ externalUserId: user, cardId: card.cardId, channel: 'SMS' });
+      assert.equal(ok.destination, '+85*******67');
+      assert.equal((await client.events.listEvents({ eventType: 'VERIFICATION_CODE_SENT', businessId: card.cardId })).result.length, 1, 'no event in production');
+    } finally {
+      await prod.close();
+    }
   });
 
   it('verification codes of one card: at most 10 in 24 hours, a minute apart, also under concurrent sends (VERIFICATION_CODE_TOO_FREQUENT)', async () => {

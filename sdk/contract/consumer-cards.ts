@@ -74,7 +74,10 @@ export const SendCodeBody = Type.Object({
 });
 export const SendCodeView = Type.Object({
   channel: Literals(['SMS', 'EMAIL']),
-  destination: Type.String({ description: 'The masked mobile number or email address the code went to' }),
+  destination: Type.String({
+    description: 'The masked mobile number or email address the code went to; in sandbox, for a user without that contact, '
+      + '"event:VERIFICATION_CODE_SENT" (the code went only to the event)',
+  }),
   expireTime: IsoTime,
 });
 

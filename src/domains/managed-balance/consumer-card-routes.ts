@@ -97,6 +97,7 @@ export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
       tag: TAG,
       summary: 'Send the user a 6-digit code for unfreezing the card (D36)',
       description: 'Sent to the user\'s mobile (SMS) or email (EMAIL) given at apply or with /card/v2/contact, through the notification transport; in sandbox also as the event VERIFICATION_CODE_SENT (with the code). '
+        + 'A user without that contact is DAPI_PARAM_INVALID naming it (mobile or email); in sandbox the code is issued all the same and goes to the event only (destination "event:VERIFICATION_CODE_SENT"). '
         + 'A new code replaces the card\'s earlier ones. Codes of one card are at least 60 s apart and at most 10 in 24 hours: otherwise VERIFICATION_CODE_TOO_FREQUENT with a Retry-After header (seconds).',
       body: SendCodeBody,
       data: SendCodeView,

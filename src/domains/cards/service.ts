@@ -19,8 +19,8 @@ import {
 import { ensureCardsReady, type CardDeps } from './profiles.ts';
 import {
   findApplicationById, findApplicationByRef, findCard, findCardById as findCardRowById, findCardProfile, findCardSecret, findDepositAccount,
-  findTransferByExternalId, insertCardApplication, insertDepositAccount, insertTransfer, listCards, listDepositAccounts,
-  lockOpenCardsOfSubject, setCardStatus, type Card, type CardApplication, type CardProfile, type CardStatus,
+  findTransferByExternalId, insertCardApplication, insertDepositAccount, insertTransfer, listCards, listDedicatedCardsOfOrganization,
+  listDepositAccounts, lockOpenCardsOfSubject, setCardStatus, type Card, type CardApplication, type CardProfile, type CardStatus,
   type CardSubjectType,
 } from './store.ts';
 
@@ -531,11 +531,15 @@ export async function depositToCard(
 // ---------------------------------------------------------------------------------------------
 // Dedicated balances and pool transfers (D29, D48)
 
-/** D48 `cards` of fund/v1/balance: every dedicated card balance of the company. */
-export async function cardBalancesOf(q: Queryable, partnerId: string, organizationId: string) {
-  const accounts = (await listAccountsOfOrganization(q, organizationId, 'CARD')).filter((a: LedgerAccount) => a.partnerId === partnerId);
-  return accounts.map((a) => ({ cardId: a.ownerId, currency: a.currency, ...balanceView(a) }));
-}
+/**
+ * What funding needs of cards for fund/v1/balance (D57): its DedicatedCards port, wired in src/app.ts
+ * (cards may not import funding, so the shape is matched there).
+ */
+export const dedicatedCards = {
+  async dedicatedCardsOf(q: Queryable, partnerId: string, organizationId: string): Promise<Array<{ cardId: string; currency: string }>> {
+    return (await listDedicatedCardsOfOrganization(q, partnerId, organizationId)).map((c) => ({ cardId: c.cardId, currency: c.currency }));
+  },
+};
 
 /** The transfer route's body (sdk/contract/cards.ts). */
 export type TransferInput = Static<typeof TransferBody>;

@@ -9,7 +9,7 @@ import { CORPORATE_SCALE, parseAmount, toDb, toWire, type Amount } from '../../p
 import { pageOf, type Paging } from '../../platform/http/schema.ts';
 import type { AuthenticatedPartner } from '../../platform/caller.ts';
 import { recordEvent } from '../events/index.ts';
-import { getOrCreateAccount, listAccountsOfOrganization, post, type Balance, type LedgerAccount } from '../ledger/index.ts';
+import { getOrCreateAccount, listAccountsOfOrganization, post, type Balance } from '../ledger/index.ts';
 import type { CardLookup } from '../velocity/index.ts';
 import { revealCardSecret, type CardSecret } from './card-data.ts';
 import {

@@ -59,6 +59,7 @@ function whitelistedLookup(options: PostOptions): LookupFunction {
     resolve(hostname, { ...lookupOptions, all: true }, (err, resolved) => {
       if (err) return callback(err, '', 0);
       const addresses = resolved as unknown as LookupAddress[];
+      if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
       const listed = addresses.filter((a) => ipAllowed(entries, a.address, env));
       if (listed.length === 0) {
         const refused = new NotOnWebhookWhitelistError(hostname, addresses.map((a) => a.address), entries.length === 0);

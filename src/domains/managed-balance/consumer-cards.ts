@@ -178,7 +178,7 @@ function masked(channel: 'SMS' | 'EMAIL', destination: string): string {
 }
 
 /** The answer's `destination` when a sandbox code had no contact to go to: only the event carries it (D55). */
-export const EVENT_ONLY_DESTINATION = 'event:VERIFICATION_CODE_SENT';
+const EVENT_ONLY_DESTINATION = 'event:VERIFICATION_CODE_SENT';
 
 /**
  * POST /card/v2/send-verification-code: a new 6-digit code for unfreezing the card, sent through

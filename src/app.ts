@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
-import { Redis } from 'ioredis';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import { constantTimeEqual } from './platform/crypto/secrets.ts';
-import { ping, type Db, type Queryable } from './platform/db/db.ts';
-import { ApiError, paramInvalid } from './platform/errors.ts';
+import { isDatabaseUnavailable, ping, type Db, type Queryable } from './platform/db/db.ts';
+
+/** Issue 28: seconds a client should wait before retrying while the database is unreachable. */
+const DB_UNAVAILABLE_RETRY_AFTER_S = '1';
+import { ApiError, ERROR_CATALOG, paramInvalid } from './platform/errors.ts';
 import { errorEnvelope, frameworkRejection } from './platform/http/envelope.ts';
 import { parseJson, stringifyJson } from './platform/http/json.ts';
 import { operationIdOf, registerRoute, type AuthMode, type RouteDef } from './platform/http/router.ts';
@@ -211,6 +212,12 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       return reply.code(200).type('application/json; charset=utf-8')
         .send(stringifyJson(errorEnvelope('DAPI_PARAM_INVALID', `Invalid parameter: ${error.message}`, null)));
     }
+    if (isDatabaseUnavailable(error)) {
+      // Issue 28: the database is down or failing over; the transaction did not commit.
+      req.log.warn({ code: 'SYS_UNAVAILABLE', error: error.message }, 'database unavailable');
+      return reply.code(503).header('retry-after', DB_UNAVAILABLE_RETRY_AFTER_S).type('application/json; charset=utf-8')
+        .send(stringifyJson(errorEnvelope('SYS_UNAVAILABLE', ERROR_CATALOG.SYS_UNAVAILABLE.message, null)));
+    }
     req.log.error({ err: error }, 'unexpected failure');
     return reply.code(500).type('application/json; charset=utf-8')
       .send(stringifyJson(errorEnvelope('SYS_INTERNAL_ERROR', 'Internal error', null)));
@@ -242,10 +249,11 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // The browsable explorer is loaded only where it is served (issue 28: what a configuration does not use stays unloaded).
+  if (config.apiExplorer) await app.register((await import('@fastify/swagger-ui')).default, { routePrefix: '/docs' });
   // One counter store for every limit: Redis when REDIS_URL is set (shared by all instances behind
   // the balancer), else in-process.
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: false }) : null;
+  const redis = config.redisUrl ? new (await import('ioredis')).Redis(config.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: false }) : null;
   if (redis) app.addHook('onClose', async () => void (await redis.quit()));
   await app.register(rateLimit, {
     global: false,

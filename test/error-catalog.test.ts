@@ -29,7 +29,7 @@ describe('error catalog (D2)', () => {
     for (const code of SPEC_CODES) assert.ok(code in ERROR_CATALOG, `${code} missing from the catalog`);
   });
 
-  it('maps statuses as D2 says: auth 401, IP 403, unknown path 404, rate limit 429, internal 500, framework 400, business 200', () => {
+  it('maps statuses as D2 says: auth 401, IP 403, unknown path 404, rate limit 429, internal 500, database unreachable 503, framework 400, business 200', () => {
     const expected: Record<string, number> = {
       SYS_ILLEGAL_PARAM: 400, SYS_NOT_FOUND: 404, SYS_RATE_LIMITED: 429, SYS_INTERNAL_ERROR: 500, DAPI_IP_NOT_ALLOWED: 403,
       DAPI_API_KEY_INVALID: 401, DAPI_SIGN_INVALID: 401, DAPI_NONCE_INVALID: 401, DAPI_NONCE_REPLAYED: 401,
@@ -37,6 +37,8 @@ describe('error catalog (D2)', () => {
       // Project decision (docs/decisions.md, issue 14): a copy of a request still executing is
       // transient and retryable like a rate limit, so it is not a business answer.
       IDEMPOTENCY_KEY_IN_USE: 409,
+      // Issue 28: the database unreachable (restart, failover) is a transient refusal, not a business answer.
+      SYS_UNAVAILABLE: 503,
     };
     for (const [code, entry] of Object.entries(ERROR_CATALOG)) {
       const want = expected[code] ?? (code === 'SYS_UNAUTHORIZED' ? 401 : 200);

@@ -12,7 +12,7 @@ import { depositHandlers } from './deposit.ts';
 
 export type SandboxDeps = Pick<AppContext, 'db' | 'clock'>;
 
-/** Sandbox simulations of D40 owned by no lower domain: deposits, KYC decisions, hold expiry. */
+/** Sandbox simulations of D40 kept in this domain: deposits, KYC decisions and hold expiry (the network's messages are simulated by the authorization routes). */
 export function sandboxRoutes(deps: SandboxDeps): RouteDef[] {
   return [
     route({

@@ -122,6 +122,34 @@ describe('managed-balance user assets (issue 11)', () => {
     assert.equal(Number(accountsAfter[0].n) - Number(accountsBefore[0].n), 1, 'only the booked credit\'s account exists');
   });
 
+  it('issue 26: a copy of the externalTranId that takes the index entry after the checks undoes the new user and account (PostgreSQL)', async (t) => {
+    // Two connections are needed: one holds the other copy's uncommitted movement while the request waits on it.
+    if (!process.env.TEST_DATABASE_URL) return t.skip('needs two connections (TEST_DATABASE_URL); the embedded database serializes every call');
+    const owner = uid();
+    const stranger = uid();
+    await credit(client, owner, 'USDT', '1');
+    const ext = tid();
+    let answer: Promise<unknown> = Promise.resolve();
+    await svc.db.tx(async (q) => {
+      // The other copy (the owner's credit) is booked but not committed: its index entry blocks the request's insert.
+      await q.query(`SELECT outcome FROM user_asset_move($1, $2, 'mu-race-unused', $3, 'DEPOSIT', 'CREDIT', 'USDT', 1::numeric, NULL, ARRAY[]::text[], now(),
+        $4, $5, 'la-race-unused-1', 'la-race-unused-2')`, [partnerId, owner, ext, `am-race-${ext.slice(3)}`, `lp-race-${ext.slice(3)}`]);
+      answer = credit(client, stranger, 'USDC', '2', ext).then(() => null, (e: unknown) => e);
+      for (let i = 0; i < 400; i++) {
+        const [waiting] = await svc.db.query<{ n: string }>(
+          `SELECT count(*)::text AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%user_asset_move%' AND pid <> pg_backend_pid()`);
+        if (waiting.n !== '0') return;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      assert.fail('the request never waited on the uncommitted copy');
+    });
+    const err = await answer;
+    assert.equal((err as { code?: string } | null)?.code, 'EXTERNAL_TRAN_ID_DUPLICATE');
+    const users = await svc.db.query('SELECT 1 FROM managed_users WHERE partner_id = $1 AND external_user_id = $2', [partnerId, stranger]);
+    assert.equal(users.length, 0, 'the user created by the refused call was undone');
+    assert.deepEqual(await balanceOf(client, owner, 'USDT'), { free: '2', freeze: '0', total: '2' }, 'the other copy was booked');
+  });
+
   it('50 concurrent identical credits book once', async () => {
     const user = uid();
     const ext = tid();

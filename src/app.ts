@@ -30,11 +30,12 @@ import * as managedBalanceContract from '../sdk/contract/managed-balance.ts';
 import * as consumerCardsContract from '../sdk/contract/consumer-cards.ts';
 import * as qrPaymentsContract from '../sdk/contract/qr-payments.ts';
 import * as pushContract from '../sdk/contract/push.ts';
+import * as cardUpgradesContract from '../sdk/contract/card-upgrades.ts';
 import { validatorCompiler } from './platform/http/validation.ts';
 import { clientErrorHandler, createGuardedServer, rateLimitCounters, type HttpTimeouts } from './platform/http/guards.ts';
 import { Mailer } from './platform/mail.ts';
 import type { AppContext } from './platform/context.ts';
-import { cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardLookup, cardRoutes, dedicatedCards } from './domains/cards/index.ts';
+import { cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardLookup, cardRoutes, dedicatedCards, useConsumerUpgradeFees } from './domains/cards/index.ts';
 import { customerAdminRoutes, customerRoutes, customerSubjects } from './domains/customers/index.ts';
 import { diagnosticsRoutes } from './domains/diagnostics/index.ts';
 import { eventRoutes, wakeParkedEvents } from './domains/events/index.ts';
@@ -44,7 +45,7 @@ import {
   companyAdminRoutes, onCustomerTerminated, onOrganizationTerminated, organizationRoutes, useEmployeeSubjects,
 } from './domains/organizations/index.ts';
 import { PartnerAuthenticator, PartnerCache, partnerRoutes } from './domains/partners/index.ts';
-import { consumerCardRoutes, findAsset, PushHub, qrPaymentRoutes, userAssetRoutes } from './domains/managed-balance/index.ts';
+import { consumerCardRoutes, consumerUpgradeFees, findAsset, PushHub, qrPaymentRoutes, userAssetRoutes } from './domains/managed-balance/index.ts';
 import websocket from '@fastify/websocket';
 import { sandboxRoutes } from './domains/sandbox/index.ts';
 import { velocityRoutes } from './domains/velocity/index.ts';
@@ -111,6 +112,8 @@ export function wireDomains(): void {
   // D16: terminating an employee or closing a company cancels their cards, in the same transaction.
   onCustomerTerminated(cancelCardsOnCustomerTermination);
   onOrganizationTerminated(cancelCardsOnOrganizationTermination);
+  // Issue 30: fees of consumer card upgrades are asset movements, booked by the managed-balance domain.
+  useConsumerUpgradeFees(consumerUpgradeFees);
 }
 
 /** Builds the HTTP app without listening; the server and the tests both use it. */
@@ -433,7 +436,7 @@ export function operationIds(routes: RouteDef[]): [RouteDef, string][] {
 function openApiExtras(config: Config): OpenApiExtras {
   const namedSchemas: Record<string, unknown> = {};
   for (const contract of [partnersContract, organizationsContract, customersContract, fundingContract, cardsContract, velocityContract,
-    authorizationContract, eventsContract, sandboxContract, webhooksContract, managedBalanceContract, consumerCardsContract, qrPaymentsContract, pushContract]) {
+    authorizationContract, eventsContract, sandboxContract, webhooksContract, managedBalanceContract, consumerCardsContract, qrPaymentsContract, pushContract, cardUpgradesContract]) {
     for (const [name, value] of Object.entries(contract)) {
       if (value && typeof value === 'object' && !Array.isArray(value) && !(name in namedSchemas)) namedSchemas[name] = value;
     }

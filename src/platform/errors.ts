@@ -70,6 +70,13 @@ export const ERROR_CATALOG = {
   // Managed-balance model (issue 11).
   ASSET_INVALID: { httpStatus: 200, message: 'Asset is not supported' },
   CONVERSION_NOT_AVAILABLE: { httpStatus: 200, message: 'No conversion rate is set between these assets' },
+  // Physical card upgrades (issue 30, D52).
+  CARD_UPGRADE_REF_DUPLICATE: { httpStatus: 200, message: 'upgradeRef already used' },
+  CARD_UPGRADE_IN_PROGRESS: { httpStatus: 200, message: 'The card already has an open physical card upgrade' },
+  CARD_UPGRADE_NOT_FOUND: { httpStatus: 200, message: 'Physical card upgrade not found' },
+  CARD_UPGRADE_STATUS_INVALID: { httpStatus: 200, message: 'The upgrade\'s status forbids this change' },
+  CARD_ACTIVATION_CODE_INVALID: { httpStatus: 200, message: 'The activation code is wrong' },
+  CARD_ACTIVATION_LOCKED: { httpStatus: 200, message: 'Activation is locked after 5 wrong codes; an operator must unlock it' },
 } as const satisfies Record<string, { httpStatus: number; message: string }>;
 
 export type ErrorCode = Exclude<keyof typeof ERROR_CATALOG, 'SYS_SUCCESS'>;

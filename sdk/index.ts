@@ -26,7 +26,7 @@ export type {
 export type {
   Customer, CreateCustomerParams, Address, KycStatus, NameParams, PhoneParams, ListCustomersParams, CustomerRestrictions,
 } from './resources/customers.ts';
-export type { DepositParams, Deposit, KycDecisionParams, KycDecisionResult } from './resources/sandbox.ts';
+export type { DepositParams, Deposit, KycDecisionParams, KycDecisionResult, SimulateExpiryParams } from './resources/sandbox.ts';
 export type {
   CardUpgrade, CardUpgradeStatus, UpgradePhysicalParams, ActivatePhysicalParams, ConsumerUpgradePhysicalParams, ConsumerActivatePhysicalParams,
   CardShipmentParams, CardShipmentResult,
@@ -63,7 +63,7 @@ export type {
 } from './resources/user-assets.ts';
 export type {
   ConsumerApplyParams, ConsumerApplyResult, ConsumerBlockParams, ConsumerCard, ConsumerCardTransaction, ConsumerListParams, FiatTransactionsParams,
-  SendCodeParams,
+  SendCodeParams, ConsumerListProfilesParams,
 } from './resources/consumer-cards.ts';
 
 export class CardServiceClient {

@@ -35,7 +35,7 @@ import { validatorCompiler } from './platform/http/validation.ts';
 import { clientErrorHandler, createGuardedServer, rateLimitCounters, type HttpTimeouts } from './platform/http/guards.ts';
 import { Mailer } from './platform/mail.ts';
 import type { AppContext } from './platform/context.ts';
-import { cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardLookup, cardRoutes, useConsumerUpgradeFees } from './domains/cards/index.ts';
+import { cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardLookup, cardRoutes, dedicatedCards, useConsumerUpgradeFees } from './domains/cards/index.ts';
 import { customerAdminRoutes, customerRoutes, customerSubjects } from './domains/customers/index.ts';
 import { diagnosticsRoutes } from './domains/diagnostics/index.ts';
 import { eventRoutes, wakeParkedEvents } from './domains/events/index.ts';
@@ -91,7 +91,7 @@ export function allRoutes(
     ...ctx, partnerCache,
     onDeliverySettingsChanged: async (q, partnerId) => { await wakeParkedEvents(q, { partnerId, now: new Date(ctx.clock.now()) }); },
   }), ...diagnosticsRoutes(ctx),
-    ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes(ctx), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx), ...customerAdminRoutes(ctx), ...ledgerAdminRoutes(ctx),
+    ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes({ ...ctx, cards: dedicatedCards }), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx), ...customerAdminRoutes(ctx), ...ledgerAdminRoutes(ctx),
     ...eventRoutes(ctx), ...velocityRoutes({ ...ctx, cards: cardLookup }), ...cardRoutes(ctx),
     ...authorizationRoutes({ ...ctx, partnerDecision: partnerDecision ?? forwarder, forwarder, serviceKeys, assetRate }),
     ...userAssetRoutes(ctx), ...consumerCardRoutes(ctx), ...qrPaymentRoutes(ctx), ...operatorRoutes(ctx)];

@@ -6,6 +6,7 @@ import { closeTestDatabase, startService, testDatabase, type TestService } from 
 import { fundedCard, fundsOf, networkClient, purchase, text, usageOf } from './helpers/authorization.ts';
 import { outboxEvents, ref } from './helpers/cards.ts';
 import { expectCode } from './helpers/companies.ts';
+import { changedTables, snapshotTables } from './helpers/table-snapshot.ts';
 
 /** Clearing, reversal, refund and expiry (D32-D34), the network ingress and its idempotency. */
 describe('authorization settlement and network ingress (D32, D33, D34, D40)', () => {
@@ -198,6 +199,70 @@ describe('authorization settlement and network ingress (D32, D33, D34, D40)', ()
     } finally {
       svc.clock.advance(-HOLD_EXPIRY_MS - 60_000);
     }
+    await audit(w.partner.partnerId);
+  });
+
+  it('sandbox simulate/expiry expires one hold now exactly as the job does 30 days later; partner-scoped; non-pending refused and nothing changes (issue 26)', async () => {
+    const w = await fundedCard(svc, { dedicated: true, funds: '30.00' });
+    const twin = await fundedCard(svc, { dedicated: true, funds: '30.00', world: w });
+    const authDay = dayKey(svc.clock.now());
+    const a = await w.client.sandbox.authorize(purchase(w.card.cardId, '12.00'));
+    const b = await w.client.sandbox.authorize(purchase(twin.card.cardId, '12.00'));
+    await w.client.sandbox.reverse({ transId: a.transId, amount: decimal('2.00') });
+    await w.client.sandbox.reverse({ transId: b.transId, amount: decimal('2.00') });
+
+    const expired = await w.client.sandbox.expire({ transId: a.transId });
+    assert.equal(expired.transId, a.transId);
+    assert.equal(expired.status, 'EXPIRED');
+    assert.equal(text(expired.holdAmount), '0.00');
+    assert.deepEqual(await fundsOf(w), { available: '30.00', pending: '0.00', total: '30.00' });
+    assert.deepEqual(await usageOnDay(w.card.cardId, authDay), { amount: '0.00', count: 0 });
+
+    // The twin expires through the job, 30 days on: the same record, postings and event.
+    svc.clock.advance(HOLD_EXPIRY_MS + 60_000);
+    try {
+      while ((await expireHolds(svc.ctx)) > 0) { /* every due hold, the twin's among them */ }
+    } finally {
+      svc.clock.advance(-HOLD_EXPIRY_MS - 60_000);
+    }
+    const byJob = await w.client.transactions.query(b.transId);
+    const shape = (t: CardTransaction) => ({ status: t.status, holdAmount: text(t.holdAmount), amount: text(t.amount), approved: t.approved, messageType: t.messageType });
+    assert.deepEqual(shape(await w.client.transactions.query(a.transId)), shape(byJob));
+    const postings = async (transId: string) => (await svc.db.query<{ kind: string; bucket: string; amount: string }>(
+      `SELECT p.kind, e.bucket, e.amount::text AS amount FROM ledger_postings p JOIN ledger_entries e ON e.posting_id = p.posting_id
+        WHERE p.reference = $1 ORDER BY p.seq, e.bucket`, [transId])).map((r) => `${r.kind}:${r.bucket}:${Number(r.amount).toFixed(2)}`);
+    assert.deepEqual(await postings(a.transId), await postings(b.transId));
+    assert.ok((await postings(a.transId)).includes('HOLD_EXPIRY:AVAILABLE:10.00'), 'what was still held came back as HOLD_EXPIRY');
+    const lastEvent = async (cardId: string) => {
+      const [row] = await svc.db.query<{ payload: string }>(
+        `SELECT payload FROM events WHERE event_type = 'CARD_TRANSACTION' AND business_id = $1 ORDER BY sequence DESC LIMIT 1`, [cardId]);
+      const d = JSON.parse(row.payload) as { transId: string; status: string; messageType: string };
+      return [d.messageType, d.status];
+    };
+    assert.deepEqual(await lastEvent(w.card.cardId), ['AUTHORIZATION', 'EXPIRED']);
+    assert.deepEqual(await lastEvent(w.card.cardId), await lastEvent(twin.card.cardId));
+
+    // Refusals change nothing: again (now EXPIRED), a declined and a cleared one, another partner's, an unknown id.
+    const declined = await w.client.sandbox.authorize(purchase(w.card.cardId, '500.00'));
+    assert.equal(declined.approved, false);
+    const cleared = await w.client.sandbox.authorize(purchase(w.card.cardId, '1.00'));
+    await w.client.sandbox.clear({ transId: cleared.transId, amount: decimal('1.00') });
+    const other = await fundedCard(svc, { funds: '5.00' });
+    const theirs = await other.client.sandbox.authorize(purchase(other.card.cardId, '1.00'));
+    const refusals: Array<[string, () => Promise<unknown>, string]> = [
+      ['expired', () => w.client.sandbox.expire({ transId: a.transId }), 'TRANSACTION_STATUS_INVALID'],
+      ['declined', () => w.client.sandbox.expire({ transId: declined.transId }), 'TRANSACTION_STATUS_INVALID'],
+      ['cleared', () => w.client.sandbox.expire({ transId: cleared.transId }), 'TRANSACTION_STATUS_INVALID'],
+      ['another partner\'s', () => w.client.sandbox.expire({ transId: theirs.transId }), 'TRANSACTION_NOT_FOUND'],
+      ['unknown', () => w.client.sandbox.expire({ transId: 'tx-no-such' }), 'TRANSACTION_NOT_FOUND'],
+    ];
+    for (const [what, call, code] of refusals) {
+      const before = await snapshotTables(svc.db);
+      const err = await expectCode(call(), code);
+      if (code === 'TRANSACTION_STATUS_INVALID') assert.match(err.message, /only a PENDING authorization has a hold to expire/);
+      assert.deepEqual(changedTables(before, await snapshotTables(svc.db)), [], `${what}: refused and changed nothing`);
+    }
+    assert.equal((await other.client.transactions.query(theirs.transId)).status, 'PENDING');
     await audit(w.partner.partnerId);
   });
 

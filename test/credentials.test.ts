@@ -114,7 +114,7 @@ describe('one-time credential retrieval (4.1, D14)', () => {
     }
   });
 
-  it('production without a mail transport refuses to create a credential link and stores nothing (issue 13)', async () => {
+  it('production without a mail transport refuses to create a credential link and stores nothing (issue 13, D54)', async () => {
     const prod = await startService({ env: { CARDSVC_ENV: 'production' } });
     try {
       const created = await prod.admin.createPartner({ name: 'prod-no-smtp', ipWhitelist: { api: ['127.0.0.1'] } });

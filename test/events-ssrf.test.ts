@@ -86,4 +86,67 @@ describe('SSRF rules for webhook URLs (D38)', () => {
       await receiver.close();
     }
   });
+  it('D56: the dialled address must be on the webhook IP whitelist; refused attempts are BLOCKED, retried, and the event list says why', async () => {
+    const receiver = await WebhookReceiver.start();
+    try {
+      // A literal address and a name (resolved in the socket's lookup), both off a non-empty list.
+      const literal = await sandbox.newPartner({ webhookUrl: receiver.url, ipWhitelist: { webhook: ['10.9.8.7'] } });
+      const named = await sandbox.newPartner({ webhookUrl: receiver.url.replace('127.0.0.1', 'localhost'), ipWhitelist: { webhook: ['10.9.8.0/24'] } });
+      receiver.useCredentials(literal.partner);
+      const a = await recordTestEvent(sandbox, literal.partner.partnerId);
+      const b = await recordTestEvent(sandbox, named.partner.partnerId);
+      await deliverDueEvents(sandbox.ctx);
+      assert.equal(receiver.requests.length, 0, 'nothing was sent');
+      for (const [{ eventId }, client] of [[a, literal.client], [b, named.client]] as const) {
+        const [attempt] = await attemptsOf(sandbox.db, eventId);
+        assert.equal(attempt.outcome, 'BLOCKED');
+        assert.match(attempt.error ?? '', /127\.0\.0\.1.*is not on the webhook IP whitelist \(ipWhitelist\.webhook\)/);
+        // Retried on the D38 schedule, within the window.
+        const state = await eventState(sandbox.db, eventId);
+        assert.equal(state.status, 'PENDING');
+        assert.ok(state.nextAttemptAt && state.nextAttemptAt.getTime() - sandbox.clock.now() < 60_000, 'the next attempt is on the backoff schedule');
+        const [listed] = (await client.events.listEvents({ businessId: (await client.events.eventDetail(eventId)).businessId })).result;
+        assert.equal(listed.status, 'PENDING');
+        assert.match(listed.lastError ?? '', /not on the webhook IP whitelist/, 'the partner sees why');
+      }
+      // Listing the address lets the retry through, to the listed address only.
+      await sandbox.admin.updatePartner(literal.partner.partnerId, { ipWhitelist: { webhook: ['127.0.0.1'] } });
+      await sandbox.admin.updatePartner(named.partner.partnerId, { ipWhitelist: { webhook: ['127.0.0.0/8'] } });
+      sandbox.clock.advance(60_000);
+      await deliverDueEvents(sandbox.ctx);
+      assert.equal(receiver.requestsFor(a.eventId).length, 1);
+      assert.equal(receiver.requestsFor(b.eventId).length, 1);
+      assert.equal((await eventState(sandbox.db, a.eventId)).status, 'DELIVERED');
+      assert.equal((await eventState(sandbox.db, b.eventId)).status, 'DELIVERED');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('D56: in sandbox an empty webhook whitelist admits any address; in production none, and a public address off the list is refused', async () => {
+    const receiver = await WebhookReceiver.start();
+    try {
+      const open = await sandbox.newPartner({ webhookUrl: receiver.url });
+      receiver.useCredentials(open.partner);
+      const e = await recordTestEvent(sandbox, open.partner.partnerId);
+      await deliverDueEvents(sandbox.ctx);
+      assert.equal(receiver.requestsFor(e.eventId).length, 1, 'sandbox: empty list, any address');
+    } finally {
+      await receiver.close();
+    }
+    // A production worker, public literal addresses (refused before any connection is made); the
+    // partners are made in sandbox, where they get credentials at once (production sends them by link).
+    const { partner: empty } = await sandbox.newPartner({ webhookUrl: 'https://93.184.215.14/hook' });
+    const { partner: other } = await sandbox.newPartner({ webhookUrl: 'https://93.184.215.14/hook', ipWhitelist: { webhook: ['93.184.216.0/24'] } });
+    const x = await recordTestEvent(production, empty.partnerId);
+    const y = await recordTestEvent(production, other.partnerId);
+    await deliverDueEvents(production.ctx);
+    const [ax] = await attemptsOf(production.db, x.eventId);
+    assert.equal(ax.outcome, 'BLOCKED');
+    assert.match(ax.error ?? '', /93\.184\.215\.14 is not on the webhook IP whitelist .*the list is empty, and production delivers to no address/);
+    const [ay] = await attemptsOf(production.db, y.eventId);
+    assert.equal(ay.outcome, 'BLOCKED');
+    assert.match(ay.error ?? '', /93\.184\.215\.14 is not on the webhook IP whitelist \(ipWhitelist\.webhook\)$/);
+    assert.equal((await eventState(production.db, y.eventId)).status, 'PENDING', 'retried within the window');
+  });
 });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { admin, decimal, expectCode, money, newCompany } from './helpers/companies.ts';
 import type { CardServiceClient } from '../sdk/index.ts';
+import { cardWorld, issueCard } from './helpers/cards.ts';
 
 const DEPOSIT = '/open-api/sandbox/v1/simulate/deposit';
 
@@ -135,5 +136,34 @@ describe('funding pools: deposits, balances, statement (D29, D40, D48)', () => {
     await admin(svc).suspend('ORGANIZATION', org.organizationId, true);
     const suspended = await expectDepositRefused(org.organizationId, { currency: 'USD', amount: decimal('5.00') }, 'CAPABILITY_FROZEN');
     assert.equal((suspended.data as { errorCode: string }).errorCode, 'SUSPENDED');
+  });
+  it('D57: fund/v1/balance lists every dedicated card of the company, zeros before its first movement, in every status', async () => {
+    const w = await cardWorld(svc);
+    const lines = async (organizationId = w.org.organizationId) => (await w.client.funding.balance(organizationId)).cards
+      .map((c) => [c.cardId, c.currency, money(c.available), money(c.pending), money(c.total)]);
+    assert.deepEqual(await lines(), [], 'no dedicated card yet');
+    const first = await issueCard(svc, w, { profile: 'sbx-visa-dedicated' });
+    const shared = await issueCard(svc, w, { profile: 'sbx-visa-shared' });
+    const second = await issueCard(svc, w, { profile: 'sbx-mc-dedicated' });
+    assert.deepEqual(await lines(), [
+      [first.cardId, first.currency, '0.00', '0.00', '0.00'],
+      [second.cardId, second.currency, '0.00', '0.00', '0.00'],
+    ], 'both dedicated cards, oldest first, before any movement; the shared card has no balance of its own');
+    assert.ok(!(await lines()).some(([cardId]) => cardId === shared.cardId));
+    // Receiving accounts in two currencies: one line per currency; a deposit moves its line.
+    await w.client.cards.openVa(first.cardId, ['USD', 'HKD']);
+    await w.client.sandbox.deposit({ subjectType: 'CARD', subjectId: first.cardId, currency: 'HKD', amount: decimal('12.30') });
+    assert.deepEqual(await lines(), [
+      [first.cardId, 'HKD', '12.30', '0.00', '12.30'],
+      [first.cardId, 'USD', '0.00', '0.00', '0.00'],
+      [second.cardId, second.currency, '0.00', '0.00', '0.00'],
+    ]);
+    // A cancelled dedicated card stays on the list (its history is the company's).
+    await w.client.cards.cancel(second.cardId);
+    assert.ok((await lines()).some(([cardId]) => cardId === second.cardId));
+    // Another company of the partner, and another partner, do not see these cards.
+    const otherCompany = await newCompany(w.client);
+    assert.deepEqual(await lines(otherCompany.organizationId), []);
+    await expectCode(client.funding.balance(w.org.organizationId), 'ORGANIZATION_INVALID');
   });
 });

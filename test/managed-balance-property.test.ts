@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { CardServiceError, decimal, decimalText, type CardServiceClient } from '../sdk/index.ts';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { changedTables, snapshotTables } from './helpers/table-snapshot.ts';
 
 /**
  * A property test of the managed-balance ledger (2.3, 2.4; D4, D32-D35): random sequences of
@@ -12,6 +13,8 @@ import { closeTestDatabase, startService, type TestService } from './helpers/ser
  * assets, against a model kept in BigInt units of 10^-18, checking after every step every balance
  * object (`free`, `freeze`, `total`) of both users and the ledger audit. Everything goes through the
  * signed API (the card messages through the sandbox simulations, which run the network's engine).
+ * Every refused step is framed by snapshots of every table of the schema, which must not differ
+ * (issue 26), and refusals for users never seen (a used externalTranId, nothing to debit) are mixed in.
  *
  * Fixed seed by default. PROPERTY_RUNS=n runs n sequences of up to 24 commands, PROPERTY_SEED=s
  * another seed. A failure prints the shrunk command sequence and what the service answered.
@@ -80,7 +83,9 @@ type Command =
   | { op: 'clear'; auth: number; how: 'equal' | 'less' | 'more'; cents: number; ppm: number }
   | { op: 'reverse'; auth: number; ppm: number | null }
   | { op: 'refund'; user: UserKey; cents: number }
-  | { op: 'fee'; user: UserKey };
+  | { op: 'fee'; user: UserKey }
+  /** A movement that must be refused: a used externalTranId, or (a user never seen, `user` null) nothing to take. */
+  | { op: 'refused'; user: UserKey | null; what: 'credit' | 'debit' | 'convert'; asset: Asset; reuse: boolean };
 
 /** Each user's consumer card spends one asset (D35): user 0 a USD-pegged one 1:1, user 1 the 8-decimal asset at its rate. */
 const CARD_ASSET: Record<UserKey, Asset> = { 0: 'USDT', 1: XBT.asset } as Record<UserKey, Asset>;
@@ -121,6 +126,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ op: fc.constant('reverse' as const), auth: fc.nat(), ppm: fc.option(fc.integer({ min: 1, max: 999_999 })) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('refund' as const), user: userKey, cents }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('fee' as const), user: userKey }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('refused' as const), user: fc.option(userKey, { freq: 2 }), what: fc.constantFrom('credit' as const, 'debit' as const, 'convert' as const), asset, reuse: fc.boolean() }) },
 );
 
 /** The asset's own precision: amounts of PXBT are cut to 8 decimals (a finer amount is a parameter error, tested elsewhere). */
@@ -220,9 +226,9 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
     assert.deepEqual(report.findings, [], 'ledger audit findings');
   }
 
-  async function step(users: [string, string], cards: [string, string], model: Model, cmd: Command): Promise<string> {
+  async function step(users: [string, string], cards: [string, string], model: Model, cmd: Command, booked: string[]): Promise<string> {
     const externalTranId = `p-${randomBytes(8).toString('hex')}`;
-    const externalUserId = 'user' in cmd ? users[cmd.user] : '';
+    const externalUserId = 'user' in cmd && cmd.user !== null ? users[cmd.user] : '';
     switch (cmd.op) {
       case 'credit': {
         const amt = fit(cmd.units, cmd.asset);
@@ -233,6 +239,7 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
         if (r.value) {
           assert.equal(unitsOf(r.value.amount), amt);
           assert.equal(unitsOf(r.value.freeAfter), model.get(cmd.user, cmd.asset) + amt);
+          booked.push(externalTranId);
         }
         if (expected === null) model.add(cmd.user, cmd.asset, amt);
         return r.code ?? 'ok';
@@ -244,6 +251,7 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
           : amt > model.get(cmd.user, cmd.asset) ? 'INSUFFICIENT_BALANCE' : null;
         const r = await outcome(client.userAssets.debit({ externalTranId, externalUserId, asset: cmd.asset, amount: decimal(text(amt)) }));
         assert.equal(r.code, expected, `debit ${text(amt)} ${cmd.asset}`);
+        if (r.value) booked.push(externalTranId);
         if (expected === null) model.add(cmd.user, cmd.asset, -amt);
         return r.code ?? 'ok';
       }
@@ -256,7 +264,10 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
           : amt > model.get(cmd.user, cmd.from) ? 'INSUFFICIENT_BALANCE' : null;
         const r = await outcome(client.userAssets.convert({ externalTranId, externalUserId, fromAsset: cmd.from, toAsset: cmd.to, amount: decimal(text(amt)) }));
         assert.equal(r.code, expected, `convert ${text(amt)} ${cmd.from} -> ${cmd.to} (${text(counter)})`);
-        if (r.value) assert.equal(unitsOf(r.value.counterAmount), counter);
+        if (r.value) {
+          assert.equal(unitsOf(r.value.counterAmount), counter);
+          booked.push(externalTranId);
+        }
         if (expected === null) {
           model.add(cmd.user, cmd.from, -amt);
           model.add(cmd.user, cmd.to, counter);
@@ -344,11 +355,29 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
         }
         return r.code ?? 'ok';
       }
+      case 'refused': {
+        // A user never seen has nothing to take; for one already seen, and for a credit, the externalTranId must be a used one.
+        const reuse = cmd.reuse || cmd.user !== null || cmd.what === 'credit';
+        if (reuse && booked.length === 0) return 'skipped (no externalTranId used yet)';
+        const tranId = reuse ? booked[booked.length - 1] : externalTranId;
+        const userId = cmd.user === null ? `pu-new-${randomBytes(5).toString('hex')}` : externalUserId;
+        const blocker = cmd.what === 'credit' ? 'CASH_IN_FROZEN' : 'CASH_OUT_FROZEN';
+        const expected = cmd.user !== null && model.frozen.has(`${cmd.user}|${blocker}`) ? 'CAPABILITY_FROZEN'
+          : reuse ? 'EXTERNAL_TRAN_ID_DUPLICATE' : 'INSUFFICIENT_BALANCE';
+        const amount = decimal('1');
+        const other = ASSETS[(ASSETS.indexOf(cmd.asset) + 1) % ASSETS.length];
+        const r = await outcome(cmd.what === 'convert'
+          ? client.userAssets.convert({ externalTranId: tranId, externalUserId: userId, fromAsset: cmd.asset, toAsset: other, amount })
+          : client.userAssets[cmd.what]({ externalTranId: tranId, externalUserId: userId, asset: cmd.asset, amount }));
+        assert.equal(r.code, expected, `${cmd.what} of 1 ${cmd.asset} for ${cmd.user === null ? 'a new user' : `user ${cmd.user}`}${reuse ? ' with a used externalTranId' : ''}`);
+        return r.code!;
+      }
     }
   }
 
   it(`random credit, debit, conversion, freeze, authorize, clear, reverse, refund and fee sequences keep every balance as the model says (seed ${SEED}, ${RUNS} runs)`, async () => {
     const outcomes: Record<string, number> = {};
+    let refusals = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: MAX_COMMANDS, size: 'max' }), fc.array(rawUnits, { minLength: 6, maxLength: 6 }), async (commands, funding) => {
         const users: [string, string] = [`pu-${randomBytes(5).toString('hex')}`, `pu-${randomBytes(5).toString('hex')}`];
@@ -357,6 +386,7 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
         // Every user starts with some of every asset, so that debits and conversions mostly have something to take.
         const prelude: Command[] = funding.map((u, i) => ({ op: 'credit' as const, user: (i % 2) as UserKey, asset: ASSETS[Math.floor(i / 2)], units: u }));
         const cards: [string, string] = ['', ''];
+        const booked: string[] = [];
         try {
           for (const [n, cmd] of [...prelude, ...commands].entries()) {
             if (n === prelude.length) {
@@ -367,8 +397,14 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
               }
             }
             trace.push(`#${n} ${JSON.stringify(cmd, (_k, v) => (typeof v === 'bigint' ? text(v) : v))}`);
-            const result = await step(users, cards, model, cmd);
+            const before = await snapshotTables(svc.db);
+            const result = await step(users, cards, model, cmd, booked);
             trace[trace.length - 1] += ` -> ${result}`;
+            // A refusal (a code; a declined authorization is an answer the network gets and is recorded) changes no table.
+            if (/^[A-Z_]+$/.test(result)) {
+              assert.deepEqual(changedTables(before, await snapshotTables(svc.db)), [], `refused as ${result} and changed nothing`);
+              refusals++;
+            }
             const tally = `${cmd.op}:${result.split(' ')[0]}`;
             outcomes[tally] = (outcomes[tally] ?? 0) + 1;
             await checkAll(users, model);
@@ -381,8 +417,10 @@ describe('managed-balance ledger against a model (property, fast-check)', () => 
     );
     // The runs must reach the interesting outcomes, or the property proves little.
     for (const tally of ['credit:ok', 'debit:ok', 'debit:INSUFFICIENT_BALANCE', 'convert:ok', 'convert:INSUFFICIENT_BALANCE',
-      'authorize:ok', 'authorize:declined', 'clear:ok', 'reverse:ok', 'refund:ok', 'fee:ok']) {
+      'authorize:ok', 'authorize:declined', 'clear:ok', 'reverse:ok', 'refund:ok', 'fee:ok',
+      'refused:EXTERNAL_TRAN_ID_DUPLICATE', 'refused:INSUFFICIENT_BALANCE']) {
       assert.ok((outcomes[tally] ?? 0) > 0, `some run reached ${tally} (${JSON.stringify(outcomes)})`);
     }
+    assert.ok(refusals >= 10, `the runs framed refusals with table snapshots (${refusals})`);
   });
 });

@@ -65,6 +65,30 @@ describe('consumer cards (issue 11)', () => {
     assert.ok(!JSON.stringify(card).match(/[0-9]{13,19}/), 'no full card number in the answer');
   });
 
+  it('D53: corporate list-profiles shows SHARED and DEDICATED profiles only; /card/v2/list-profiles the ASSET ones offered to the partner, same item fields', async () => {
+    const corporate = await client.cards.listProfiles({ pageSize: 100 });
+    assert.ok(corporate.result.length > 0);
+    assert.ok(corporate.result.every((p) => p.balanceMode === 'SHARED' || p.balanceMode === 'DEDICATED'), 'no ASSET profile in the corporate list');
+    assert.ok(!corporate.result.some((p) => p.cardProfileId === profileId || p.cardProfileId === 'sbx-visa-consumer'));
+    assert.equal(corporate.total, corporate.result.length, 'the total counts the same profiles');
+    await expectCode(client.http.call('GET', '/open-api-corp/card/v1/list-profiles', { query: { balanceMode: 'ASSET' } }), 'DAPI_PARAM_INVALID');
+
+    const consumer = await client.consumerCards.listProfiles({ pageSize: 100 });
+    assert.ok(consumer.result.every((p) => p.balanceMode === 'ASSET'), 'only ASSET profiles');
+    const ids = consumer.result.map((p) => p.cardProfileId);
+    for (const id of ['sbx-visa-consumer', 'sbx-mc-consumer', profileId]) assert.ok(ids.includes(id), `${id} is listed`);
+    assert.equal(consumer.total, consumer.result.length);
+    assert.deepEqual(Object.keys(consumer.result[0]).sort(), Object.keys(corporate.result[0]).sort(), 'the same item fields');
+    const vip = consumer.result.find((p) => p.cardProfileId === profileId)!;
+    assert.deepEqual([vip.cardForm, decimalText(vip.fees.issuanceFee), decimalText(vip.fees.postalFee), decimalText(vip.fees.frozenFee)], ['PHYSICAL', '3', '2.5', '1.25']);
+    const mastercard = await client.consumerCards.listProfiles({ cardNetwork: 'MASTERCARD' });
+    assert.ok(mastercard.result.some((p) => p.cardProfileId === 'sbx-mc-consumer'));
+    assert.ok(mastercard.result.every((p) => p.cardNetwork === 'MASTERCARD' && p.balanceMode === 'ASSET'), 'the filter applies within the family');
+    // Another partner's own ASSET profile is not offered here.
+    const other = await svc.newPartner();
+    assert.ok(!(await other.client.consumerCards.listProfiles({ pageSize: 100 })).result.some((p) => p.cardProfileId === profileId));
+  });
+
   it('a refused apply changes nothing: fees above free, an asset without a rate or unknown, corporate profile, frozen card capability', async () => {
     const user = uid();
     await credit(user, 'USDT', '5.49');
@@ -132,7 +156,6 @@ describe('consumer cards (issue 11)', () => {
     assert.equal((await client.consumerCards.detail(user, vip.cardId)).status, 'BLOCKED');
 
     await expectCode(client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: false }), 'DAPI_PARAM_INVALID');
-    await expectCode(client.consumerCards.sendVerificationCode({ externalUserId: user, cardId: vip.cardId, channel: 'EMAIL' }), 'DAPI_PARAM_INVALID');
     await client.consumerCards.setContact({ externalUserId: user, email: 'vip@example.com', mobile: '+85291234567' });
 
     const codeOf = async () => {
@@ -248,6 +271,46 @@ describe('consumer cards (issue 11)', () => {
     // Settling what was authorized before still uses the authorization's own rate.
     await client.sandbox.clear({ transId: a3.transId, amount: decimal('0.01') });
     assert.deepEqual(await exact(user, 'PRTE'), { free: '0.00069114', freeze: '0', total: '0.00069114' });
+  });
+
+  it('D55: in sandbox a user without the contact still gets a code, as the VERIFICATION_CODE_SENT event only; production refuses naming the contact', async () => {
+    // A partner of its own, admitted from 127.0.0.1 also by the production instance below.
+    const p = await svc.newPartner({ ipWhitelist: { api: ['127.0.0.1'] } });
+    const client = p.client;
+    const user = uid();
+    const card = await client.consumerCards.apply({ externalUserId: user, cardProfileId: 'sbx-visa-consumer', cardholderName: 'Ada Lovelace', fundingAsset: 'USDT' });
+    const mailBefore = await svc.db.query<{ n: string }>('SELECT count(*)::text AS n FROM outbox_mail');
+    const sent = await client.consumerCards.sendVerificationCode({ externalUserId: user, cardId: card.cardId, channel: 'SMS' });
+    assert.equal(sent.destination, 'event:VERIFICATION_CODE_SENT');
+    const events = await client.events.listEvents({ eventType: 'VERIFICATION_CODE_SENT', businessId: card.cardId });
+    assert.equal(events.result.length, 1);
+    const data = events.result[0].data as { code: string; channel: string };
+    assert.equal(data.channel, 'SMS');
+    assert.deepEqual(await svc.db.query<{ n: string }>('SELECT count(*)::text AS n FROM outbox_mail'), mailBefore, 'no message is sent anywhere');
+    // The code is a real one: it unfreezes the card.
+    await client.consumerCards.block({ externalUserId: user, cardId: card.cardId, block: true });
+    assert.equal(await client.consumerCards.block({ externalUserId: user, cardId: card.cardId, block: false, smsCode: data.code }), false);
+    assert.equal((await client.consumerCards.detail(user, card.cardId)).status, 'ACTIVE');
+
+    // Production: the same request names the missing contact and issues nothing.
+    const prod = await startService({ env: { CARDSVC_ENV: 'production' }, clock: svc.clock });
+    try {
+      const prodClient = prod.clientFor(p.partner);
+      svc.clock.advance(61 * 1000);
+      const codesBefore = await svc.db.query<{ n: string }>('SELECT count(*)::text AS n FROM card_verification_codes WHERE card_id = $1', [card.cardId]);
+      for (const [channel, field] of [['SMS', 'mobile'], ['EMAIL', 'email']] as const) {
+        const e = await expectCode(prodClient.consumerCards.sendVerificationCode({ externalUserId: user, cardId: card.cardId, channel }), 'DAPI_PARAM_INVALID');
+        assert.match(e.message, new RegExp(`Invalid parameter ${field}: the user has no`), e.message);
+      }
+      assert.deepEqual(await svc.db.query('SELECT count(*)::text AS n FROM card_verification_codes WHERE card_id = $1', [card.cardId]), codesBefore);
+      // With the contact, production sends it (through the transport, never as an event).
+      await prodClient.consumerCards.setContact({ externalUserId: user, mobile: '+85291234567' });
+      const ok = await prodClient.consumerCards.sendVerificationCode({ externalUserId: user, cardId: card.cardId, channel: 'SMS' });
+      assert.equal(ok.destination, '+85*******67');
+      assert.equal((await client.events.listEvents({ eventType: 'VERIFICATION_CODE_SENT', businessId: card.cardId })).result.length, 1, 'no event in production');
+    } finally {
+      await prod.close();
+    }
   });
 
   it('verification codes of one card: at most 10 in 24 hours, a minute apart, also under concurrent sends (VERIFICATION_CODE_TOO_FREQUENT)', async () => {

@@ -155,9 +155,14 @@ describe('real-time push /card/v1/ws (issue 11, D39)', () => {
     const stale = String(a.clock.now() - 10 * 60 * 1000);
     const old = await attempt(url, { ...good, 'x-dapi-timestamp': stale, 'x-dapi-sign': sign(stale, '12345') });
     assert.notEqual(old, 'open');
+    // Issue 26: the statuses and codes docs/push.md names.
+    assert.equal((old as { status: number }).status, 401);
+    assert.match((old as { body: string }).body, /"code":"DAPI_TIMESTAMP_EXPIRED"/);
     assert.equal(await attempt(url, good), 'open');
     const replay = await attempt(url, good);
     assert.notEqual(replay, 'open', 'the same nonce twice is a replay');
+    assert.equal((replay as { status: number }).status, 401);
+    assert.match((replay as { body: string }).body, /"code":"DAPI_NONCE_REPLAYED"/);
     // Browsers cannot set headers: the same four values as query parameters.
     const ts2 = String(a.clock.now());
     const query = new URLSearchParams({ 'x-dapi-api-key': partner.apiKey!, 'x-dapi-timestamp': ts2, 'x-dapi-nonce': '67890', 'x-dapi-sign': sign(ts2, '67890') });
@@ -165,7 +170,8 @@ describe('real-time push /card/v1/ws (issue 11, D39)', () => {
     const badSince = new URLSearchParams({ 'x-dapi-api-key': partner.apiKey!, 'x-dapi-timestamp': ts2, 'x-dapi-nonce': '67891', 'x-dapi-sign': sign(ts2, '67891'), since: '-1' });
     const refused = await attempt(`${url}?${badSince}`, {});
     assert.notEqual(refused, 'open');
-    assert.match((refused as { body: string }).body, /DAPI_PARAM_INVALID/);
+    assert.equal((refused as { status: number }).status, 200, 'a parameter refusal is HTTP 200 with the envelope, like every business refusal (D2)');
+    assert.match((refused as { body: string }).body, /"code":"DAPI_PARAM_INVALID"/);
   });
 
   it('partner isolation: another partner\'s client never receives this partner\'s messages; externalUserId filters', async () => {

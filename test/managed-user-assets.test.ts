@@ -5,6 +5,7 @@ import { decimal, decimalText, type CardServiceClient } from '../sdk/index.ts';
 import { startService, type TestService } from './helpers/service.ts';
 import { balanceOf, closeWithCleanLedger, newTranId, newUserId } from './helpers/managed.ts';
 import { expectCode } from './helpers/companies.ts';
+import { changedTables, snapshotTables } from './helpers/table-snapshot.ts';
 
 /** Managed-balance user assets (4.3, 2.3, 2.4; D4, D20, D33, D35, D48), all through the signed API. */
 describe('managed-balance user assets (issue 11)', () => {
@@ -83,6 +84,70 @@ describe('managed-balance user assets (issue 11)', () => {
     await expectCode(credit(client, uid(), 'USDC', '7', ext), 'EXTERNAL_TRAN_ID_DUPLICATE');
     await expectCode(client.userAssets.debit({ externalTranId: ext, asset: 'USDT', amount: decimal('1'), externalUserId: user }), 'EXTERNAL_TRAN_ID_DUPLICATE');
     assert.deepEqual(await balanceOf(client, user, 'USDT'), { free: '5', freeze: '0', total: '5' });
+  });
+
+  it('issue 26: refusals for a new externalUserId create no user, no account, no row in any table', async () => {
+    const owner = uid();
+    const ext = tid();
+    await credit(client, owner, 'USDT', '5', ext);
+    const refusals: Array<[string, () => Promise<unknown>, string]> = [
+      ['credit with a used externalTranId', () => credit(client, uid(), 'USDT', '1', ext), 'EXTERNAL_TRAN_ID_DUPLICATE'],
+      ['credit with a used externalTranId in another asset', () => credit(client, uid(), 'USDC', '1', ext), 'EXTERNAL_TRAN_ID_DUPLICATE'],
+      ['debit with a used externalTranId', () => client.userAssets.debit({ externalTranId: ext, asset: 'USDT', amount: decimal('1'), externalUserId: uid() }), 'EXTERNAL_TRAN_ID_DUPLICATE'],
+      ['debit of a user never seen', () => client.userAssets.debit({ externalTranId: tid(), asset: 'USDT', amount: decimal('0.000000000000000001'), externalUserId: uid() }), 'INSUFFICIENT_BALANCE'],
+      ['debit of a known user in an asset never held', () => client.userAssets.debit({ externalTranId: tid(), asset: 'USDC', amount: decimal('1'), externalUserId: owner }), 'INSUFFICIENT_BALANCE'],
+      ['conversion with a used externalTranId', () => client.userAssets.convert({ externalTranId: ext, externalUserId: uid(), fromAsset: 'USDT', toAsset: 'USDC', amount: decimal('1') }), 'EXTERNAL_TRAN_ID_DUPLICATE'],
+      ['conversion of a user never seen', () => client.userAssets.convert({ externalTranId: tid(), externalUserId: uid(), fromAsset: 'USDT', toAsset: 'USDC', amount: decimal('1') }), 'INSUFFICIENT_BALANCE'],
+    ];
+    for (const [what, call, code] of refusals) {
+      const before = await snapshotTables(svc.db);
+      await expectCode(call(), code);
+      assert.deepEqual(changedTables(before, await snapshotTables(svc.db)), [], `${what}: refused as ${code} and changed nothing`);
+    }
+    // The refused debit's user is still unknown: a first credit creates it as usual.
+    assert.deepEqual(await balanceOf(client, owner, 'USDC'), { free: '0', freeze: '0', total: '0' });
+  });
+
+  it('issue 26: concurrent credits of one externalTranId for new users book once and leave exactly one new user', async () => {
+    const ext = tid();
+    const users = Array.from({ length: 12 }, uid);
+    const before = await svc.db.query<{ n: string }>('SELECT count(*)::text AS n FROM managed_users WHERE partner_id = $1', [partnerId]);
+    const accountsBefore = await svc.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ledger_accounts WHERE partner_id = $1 AND owner_type = 'MANAGED_USER'`, [partnerId]);
+    const results = await Promise.allSettled(users.map((u, i) => credit(client, u, i % 2 === 0 ? 'USDT' : 'USDC', '2', ext)));
+    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1, 'one credit is booked');
+    for (const r of results) if (r.status === 'rejected') assert.equal((r.reason as { code?: string }).code, 'EXTERNAL_TRAN_ID_DUPLICATE');
+    const after = await svc.db.query<{ n: string }>('SELECT count(*)::text AS n FROM managed_users WHERE partner_id = $1', [partnerId]);
+    const accountsAfter = await svc.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ledger_accounts WHERE partner_id = $1 AND owner_type = 'MANAGED_USER'`, [partnerId]);
+    assert.equal(Number(after[0].n) - Number(before[0].n), 1, 'only the booked credit\'s user exists');
+    assert.equal(Number(accountsAfter[0].n) - Number(accountsBefore[0].n), 1, 'only the booked credit\'s account exists');
+  });
+
+  it('issue 26: a copy of the externalTranId that takes the index entry after the checks undoes the new user and account (PostgreSQL)', async (t) => {
+    // Two connections are needed: one holds the other copy's uncommitted movement while the request waits on it.
+    if (!process.env.TEST_DATABASE_URL) return t.skip('needs two connections (TEST_DATABASE_URL); the embedded database serializes every call');
+    const owner = uid();
+    const stranger = uid();
+    await credit(client, owner, 'USDT', '1');
+    const ext = tid();
+    let answer: Promise<unknown> = Promise.resolve();
+    await svc.db.tx(async (q) => {
+      // The other copy (the owner's credit) is booked but not committed: its index entry blocks the request's insert.
+      await q.query(`SELECT outcome FROM user_asset_move($1, $2, 'mu-race-unused', $3, 'DEPOSIT', 'CREDIT', 'USDT', 1::numeric, NULL, ARRAY[]::text[], now(),
+        $4, $5, 'la-race-unused-1', 'la-race-unused-2')`, [partnerId, owner, ext, `am-race-${ext.slice(3)}`, `lp-race-${ext.slice(3)}`]);
+      answer = credit(client, stranger, 'USDC', '2', ext).then(() => null, (e: unknown) => e);
+      for (let i = 0; i < 400; i++) {
+        const [waiting] = await svc.db.query<{ n: string }>(
+          `SELECT count(*)::text AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%user_asset_move%' AND pid <> pg_backend_pid()`);
+        if (waiting.n !== '0') return;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      assert.fail('the request never waited on the uncommitted copy');
+    });
+    const err = await answer;
+    assert.equal((err as { code?: string } | null)?.code, 'EXTERNAL_TRAN_ID_DUPLICATE');
+    const users = await svc.db.query('SELECT 1 FROM managed_users WHERE partner_id = $1 AND external_user_id = $2', [partnerId, stranger]);
+    assert.equal(users.length, 0, 'the user created by the refused call was undone');
+    assert.deepEqual(await balanceOf(client, owner, 'USDT'), { free: '2', freeze: '0', total: '2' }, 'the other copy was booked');
   });
 
   it('50 concurrent identical credits book once', async () => {

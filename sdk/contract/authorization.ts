@@ -53,6 +53,8 @@ export const NetworkAuthorizationBody = Type.Object({
 
 /** D40 simulate/clearing and simulate/reversal: the authorization and the amount in its billing currency. */
 export const SimulateSettleBody = Type.Object({ transId: TransId, amount: Money({ maxScale: 2, sign: 'positive' }) });
+/** Sandbox simulate/expiry (issue 26): the PENDING authorization whose hold expires now. */
+export const SimulateExpiryBody = Type.Object({ transId: Type.String({ ...TransId, description: 'A PENDING authorization of yours (its transId)' }) });
 export const NetworkSettleBody = Type.Object({
   networkTransactionId: NetworkTransactionId,
   originalNetworkTransactionId: NetworkTransactionId,

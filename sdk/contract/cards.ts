@@ -97,8 +97,12 @@ export const DepositAccountView = Type.Object({
 export const ProfilePage = Page(ProfileView);
 export const CardPage = Page(CardView);
 
+/** The balance modes corporate apply accepts (D53); consumer (ASSET) profiles are listed by GET /card/v2/list-profiles. */
+export const CorporateBalanceMode = Type.Union([Type.Literal('SHARED'), Type.Literal('DEDICATED')], {
+  description: 'SHARED or DEDICATED; consumer (ASSET) profiles are listed by GET /card/v2/list-profiles',
+});
 export const ListProfilesQuery = Type.Object({
-  cardNetwork: Type.Optional(CardNetwork), balanceMode: Type.Optional(BalanceMode), status: Type.Optional(ProfileStatus), ...PagingQuery,
+  cardNetwork: Type.Optional(CardNetwork), balanceMode: Type.Optional(CorporateBalanceMode), status: Type.Optional(ProfileStatus), ...PagingQuery,
 });
 
 export const ApplyCardBody = Type.Object({

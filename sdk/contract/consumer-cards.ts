@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { TransactionOut } from './authorization.ts';
 import { OpenUpgrade } from './card-upgrades.ts';
-import { CARDHOLDER_NAME_MAX, CardForm, CardNetwork, CardStatus } from './cards.ts';
+import { CARDHOLDER_NAME_MAX, CardForm, CardNetwork, CardStatus, ProfileStatus } from './cards.ts';
 import { AssetCode, ExternalUserId } from './managed-balance.ts';
 import { IsoTime, Literals, Nullable, Page, PagingQuery, WireNumber } from './wire.ts';
 
@@ -14,6 +14,11 @@ const CardId = Type.String({ minLength: 1, maxLength: 20, description: 'The card
 /** E.164: "+" and 7 to 15 digits. */
 export const Mobile = Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164 mobile number (+ and 7-15 digits): where SMS codes go' });
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254, description: 'Where EMAIL codes go' });
+
+/** GET /card/v2/list-profiles (D53): the consumer (ASSET) profiles offered to the partner; items as in the corporate list. */
+export const ConsumerListProfilesQuery = Type.Object({
+  cardNetwork: Type.Optional(CardNetwork), status: Type.Optional(ProfileStatus), ...PagingQuery,
+});
 
 export const ConsumerApplyBody = Type.Object({
   externalUserId: ExternalUserId,
@@ -71,7 +76,10 @@ export const SendCodeBody = Type.Object({
 });
 export const SendCodeView = Type.Object({
   channel: Literals(['SMS', 'EMAIL']),
-  destination: Type.String({ description: 'The masked mobile number or email address the code went to' }),
+  destination: Type.String({
+    description: 'The masked mobile number or email address the code went to; in sandbox, for a user without that contact, '
+      + '"event:VERIFICATION_CODE_SENT" (the code went only to the event)',
+  }),
   expireTime: IsoTime,
 });
 

@@ -1,9 +1,10 @@
 import type { Static } from 'typebox';
 import { paginate, type CallOptions, type RequestOf, type SignedHttpClient } from '../client.ts';
 import type {
-  ConsumerApplyBody, ConsumerApplyView, ConsumerBlockBody, ConsumerCardPage, ConsumerCardView, ConsumerListQuery, ConsumerTransaction,
-  ConsumerTransactionPage, ContactBody, ContactView, FiatTransactionsQuery, SendCodeBody, SendCodeView,
+  ConsumerApplyBody, ConsumerApplyView, ConsumerBlockBody, ConsumerCardPage, ConsumerCardView, ConsumerListProfilesQuery, ConsumerListQuery,
+  ConsumerTransaction, ConsumerTransactionPage, ContactBody, ContactView, FiatTransactionsQuery, SendCodeBody, SendCodeView,
 } from '../contract/consumer-cards.ts';
+import type { ProfilePage } from '../contract/cards.ts';
 import type { CardUpgrade, ConsumerActivatePhysicalParams, ConsumerUpgradePhysicalParams } from './card-upgrades.ts';
 
 // Request and answer types come from the schemas that validate the routes (sdk/contract/consumer-cards.ts).
@@ -16,10 +17,19 @@ export type ConsumerListParams = Static<typeof ConsumerListQuery>;
 export type SendCodeParams = RequestOf<typeof SendCodeBody>;
 export type FiatTransactionsParams = Static<typeof FiatTransactionsQuery>;
 export type ConsumerCardTransaction = Static<typeof ConsumerTransaction>;
+export type ConsumerListProfilesParams = Static<typeof ConsumerListProfilesQuery>;
 
 /** Consumer cards of the managed-balance model: `/card/v2/*` and their transactions (4.2; D35, D36). */
 export class ConsumerCardsResource {
   constructor(private readonly http: SignedHttpClient) {}
+
+  /**
+   * Consumer (ASSET) card profiles offered to you, for `apply`; corporate ones are `cards.listProfiles()`.
+   * @example const { result } = await client.consumerCards.listProfiles({ cardNetwork: 'VISA' });
+   */
+  listProfiles(params: ConsumerListProfilesParams = {}, options?: CallOptions): Promise<Static<typeof ProfilePage>> {
+    return this.http.call('GET', '/card/v2/list-profiles', { query: { ...params } }, options);
+  }
 
   /** @example await client.consumerCards.apply({ externalUserId: 'u-1', cardProfileId: 'sbx-visa-consumer', cardholderName: 'ADA LOVELACE', fundingAsset: 'USDT' }); */
   apply(params: ConsumerApplyParams, options?: CallOptions): Promise<ConsumerApplyResult> {

@@ -4,7 +4,7 @@ import type {
   DecimalEchoAnswer, KycDecision, SimulateDepositBody, SimulatedDeposit, SimulateKycDecisionBody,
 } from '../contract/sandbox.ts';
 import type { WireAmount } from '../contract/wire.ts';
-import type { AuthUrlTestReport, SimulateAuthorizationBody, SimulateRefundBody, SimulateSettleBody } from '../contract/authorization.ts';
+import type { AuthUrlTestReport, SimulateAuthorizationBody, SimulateExpiryBody, SimulateRefundBody, SimulateSettleBody } from '../contract/authorization.ts';
 import type { SimulateQrPaymentBody } from '../contract/qr-payments.ts';
 import type { CardTransaction } from './transactions.ts';
 import type { QrPayment } from './qr-payments.ts';
@@ -18,6 +18,7 @@ export type KycDecisionResult = Static<typeof KycDecision>;
 export type SimulateAuthorizationParams = RequestOf<typeof SimulateAuthorizationBody>;
 export type SimulateSettleParams = RequestOf<typeof SimulateSettleBody>;
 export type SimulateRefundParams = RequestOf<typeof SimulateRefundBody>;
+export type SimulateExpiryParams = RequestOf<typeof SimulateExpiryBody>;
 export type AuthUrlTest = Static<typeof AuthUrlTestReport>;
 export type SimulateQrPaymentParams = RequestOf<typeof SimulateQrPaymentBody>;
 
@@ -70,6 +71,15 @@ export class SandboxResource {
    */
   reverse(params: SimulateSettleParams, options?: CallOptions): Promise<CardTransaction> {
     return this.http.call('POST', '/open-api/sandbox/v1/simulate/reversal', { body: params }, options);
+  }
+
+  /**
+   * Expires a PENDING authorization's hold now, exactly as 30 days without clearing would: the hold
+   * returns to free, usage is given back, the authorization is EXPIRED (and its CARD_TRANSACTION event sent).
+   * @example const expired = await client.sandbox.expire({ transId }); // expired.status === 'EXPIRED'
+   */
+  expire(params: SimulateExpiryParams, options?: CallOptions): Promise<CardTransaction> {
+    return this.http.call('POST', '/open-api/sandbox/v1/simulate/expiry', { body: params }, options);
   }
 
   /**

@@ -1,7 +1,7 @@
 /** The authorization engine's public entry (D34). */
 export { authorizationRoutes, type AuthorizationRouteDeps } from './routes.ts';
 export {
-  authorize, clear, reverse, refund, expireHolds, holdExpiryJob, listTransactions, queryTransaction, HOLD_EXPIRY_MS, HOLD_EXPIRY_BATCH,
+  authorize, clear, reverse, refund, expireHold, expireHolds, holdExpiryJob, listTransactions, queryTransaction, HOLD_EXPIRY_MS, HOLD_EXPIRY_BATCH,
   DECLINE_REASONS, type AssetRate, type AuthorizationDeps, type DeclineReason,
 } from './service.ts';
 export {

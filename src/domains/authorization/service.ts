@@ -509,8 +509,7 @@ export function holdExpiryJob(): JobDefinition<ExpiringHold> {
       const auth = await lockLeasedHold(q, hold.transId, lease.token);
       // Cleared or reversed since the claim, or the lease ran out and another worker has it.
       if (!auth) return 'LOST_LEASE';
-      const released = await releaseHold(q, auth, fromDb(auth.holdAmount), 'HOLD_EXPIRY', lease.now, true);
-      await updateAuthorization(q, { transId: auth.transId, status: 'EXPIRED', holdAmount: '0.00', now: lease.now, eventId: newId('ev'), fundsHold: released.fundsHold });
+      await expireLockedHold(q, auth, lease.now);
       return { result: 'EXPIRED', fields: { amount: auth.holdAmount, currency: auth.billingCurrency } };
     },
     fail: async (q, hold, failure) => {
@@ -518,6 +517,29 @@ export function holdExpiryJob(): JobDefinition<ExpiringHold> {
       return released ? (failure.retryAt ? 'RETRY' : 'GAVE_UP') : 'LOST_LEASE';
     },
   };
+}
+
+/** The expiry of a locked PENDING authorization (D34): what is held back to free, usage back, EXPIRED and its event. */
+async function expireLockedHold(q: Queryable, auth: TransactionRow, at: Date): Promise<string> {
+  const released = await releaseHold(q, auth, fromDb(auth.holdAmount), 'HOLD_EXPIRY', at, true);
+  return updateAuthorization(q, { transId: auth.transId, status: 'EXPIRED', holdAmount: '0.00', now: at, eventId: newId('ev'), fundsHold: released.fundsHold });
+}
+
+/**
+ * Expires one PENDING authorization of the partner now, exactly as the hold-expiry job would (the
+ * sandbox's simulate/expiry, issue 26). Another partner's transId is TRANSACTION_NOT_FOUND; an
+ * authorization that holds nothing any more (declined, cleared, reversed, expired) is
+ * TRANSACTION_STATUS_INVALID.
+ */
+export async function expireHold(deps: Pick<AuthorizationDeps, 'db' | 'clock'>, ref: { transId: string; partnerId: string }): Promise<TransactionView> {
+  const body = await deps.db.tx(async (q) => {
+    const auth = await lockForSettlement(q, ref);
+    if (auth.status !== 'PENDING') {
+      throw new ApiError('TRANSACTION_STATUS_INVALID', `Authorization ${auth.transId} is ${auth.status}: only a PENDING authorization has a hold to expire`);
+    }
+    return expireLockedHold(q, auth, new Date(deps.clock.now()));
+  });
+  return view(body);
 }
 
 /** Runs the expiry job until nothing is due (tests with a moved clock, operators); returns how many expired. */

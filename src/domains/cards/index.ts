@@ -6,8 +6,8 @@
 export { cardRoutes } from './routes.ts';
 export {
   applyForCard, applyView, blockCard, cancelCard, cancelCardInTx, cancelCardsOfCustomer, cancelCardsOfOrganization,
-  cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardBalancesOf, cardLookup, cardOrderDetail, cardView,
-  checkApplication, checkCurrencyList, depositAccountsOf, depositToCard, findCardById, findPartnerCard, listCardsOf, openVirtualAccounts,
+  cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardLookup, cardOrderDetail, cardView,
+  checkApplication, checkCurrencyList, dedicatedCards, depositAccountsOf, depositToCard, findCardById, findPartnerCard, listCardsOf, openVirtualAccounts,
   queryApply, queryCard, retrieveSecureCard, revealCardSecretOf, transferFunds, unblockCard, CARD_CURRENCIES, CARDHOLDER_NAME_MAX,
   DEPOSIT_BANK, type ApplyInput, type CheckedApplication, type TransferInput,
 } from './service.ts';

@@ -209,14 +209,22 @@ export async function listProfilesForOperator(deps: CardDeps, paging: Paging) {
   return pageOf(paging, total, rows.map(adminProfileView));
 }
 
-/** D22, D48: the profiles offered to the partner (shared ones and its own). */
+/** The balance modes of each card family (D53): corporate apply takes SHARED and DEDICATED profiles, /card/v2/apply ASSET ones. */
+export const PROFILE_FAMILIES = { CORPORATE: ['SHARED', 'DEDICATED'], CONSUMER: ['ASSET'] } as const satisfies Record<string, readonly BalanceMode[]>;
+
+/**
+ * D22, D48: the profiles offered to the partner (shared ones and its own) of one family (D53): the
+ * corporate list shows only what corporate apply accepts, the consumer list only ASSET profiles.
+ */
 export async function listProfilesForPartner(
   deps: CardDeps,
   partnerId: string,
+  family: keyof typeof PROFILE_FAMILIES,
   filter: { cardNetwork?: string; balanceMode?: string; status?: string },
   paging: Paging,
 ) {
   await ensureCardsReady(deps);
-  const { total, rows } = await listCardProfiles(deps.db, { partnerId, ...filter }, paging.pageSize, (paging.page - 1) * paging.pageSize);
+  const { total, rows } = await listCardProfiles(deps.db, { partnerId, ...filter, balanceModes: PROFILE_FAMILIES[family] },
+    paging.pageSize, (paging.page - 1) * paging.pageSize);
   return pageOf(paging, total, rows.map(profileView));
 }

@@ -119,13 +119,15 @@ export function cardRoutes(deps: CardDeps): RouteDef[] {
       url: '/open-api-corp/card/v1/list-profiles',
       auth: 'partner',
       tag: 'Cards',
-      summary: 'Card profiles offered to the partner, newest first',
+      summary: 'Corporate card profiles (SHARED, DEDICATED) offered to the partner, newest first',
+      description: 'The profiles corporate apply accepts: shared ones and the partner\'s own, balanceMode SHARED or DEDICATED. '
+        + 'Consumer (ASSET) profiles are listed by GET /card/v2/list-profiles.',
       querystring: ListProfilesQuery,
       data: ProfilePage,
       errors: [],
       handler: ({ query, partner }) => {
         const { page, pageSize, ...filter } = query;
-        return listProfilesForPartner(deps, partner.partnerId, filter, paging({ page, pageSize }));
+        return listProfilesForPartner(deps, partner.partnerId, 'CORPORATE', filter, paging({ page, pageSize }));
       },
     }),
     route({

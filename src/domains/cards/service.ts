@@ -9,7 +9,7 @@ import { CORPORATE_SCALE, parseAmount, toDb, toWire, type Amount } from '../../p
 import { pageOf, type Paging } from '../../platform/http/schema.ts';
 import type { AuthenticatedPartner } from '../../platform/caller.ts';
 import { recordEvent } from '../events/index.ts';
-import { getOrCreateAccount, listAccountsOfOrganization, post, type Balance, type LedgerAccount } from '../ledger/index.ts';
+import { getOrCreateAccount, listAccountsOfOrganization, post, type Balance } from '../ledger/index.ts';
 import type { CardLookup } from '../velocity/index.ts';
 import { revealCardSecret, type CardSecret } from './card-data.ts';
 import {
@@ -20,8 +20,8 @@ import { ensureCardsReady, type CardDeps } from './profiles.ts';
 import { cancelUpgradeOfCancelledCard, openUpgradesOf } from './upgrades.ts';
 import {
   findApplicationById, findApplicationByRef, findCard, findCardById as findCardRowById, findCardProfile, findCardSecret, findDepositAccount,
-  findTransferByExternalId, insertCardApplication, insertDepositAccount, insertTransfer, listCards, listDepositAccounts,
-  lockOpenCardsOfSubject, setCardStatus, type Card, type CardApplication, type CardProfile, type CardStatus,
+  findTransferByExternalId, insertCardApplication, insertDepositAccount, insertTransfer, listCards, listDedicatedCardsOfOrganization,
+  listDepositAccounts, lockOpenCardsOfSubject, setCardStatus, type Card, type CardApplication, type CardProfile, type CardStatus,
   type CardSubjectType,
 } from './store.ts';
 
@@ -537,11 +537,15 @@ export async function depositToCard(
 // ---------------------------------------------------------------------------------------------
 // Dedicated balances and pool transfers (D29, D48)
 
-/** D48 `cards` of fund/v1/balance: every dedicated card balance of the company. */
-export async function cardBalancesOf(q: Queryable, partnerId: string, organizationId: string) {
-  const accounts = (await listAccountsOfOrganization(q, organizationId, 'CARD')).filter((a: LedgerAccount) => a.partnerId === partnerId);
-  return accounts.map((a) => ({ cardId: a.ownerId, currency: a.currency, ...balanceView(a) }));
-}
+/**
+ * What funding needs of cards for fund/v1/balance (D57): its DedicatedCards port, wired in src/app.ts
+ * (cards may not import funding, so the shape is matched there).
+ */
+export const dedicatedCards = {
+  async dedicatedCardsOf(q: Queryable, partnerId: string, organizationId: string): Promise<Array<{ cardId: string; currency: string }>> {
+    return (await listDedicatedCardsOfOrganization(q, partnerId, organizationId)).map((c) => ({ cardId: c.cardId, currency: c.currency }));
+  },
+};
 
 /** The transfer route's body (sdk/contract/cards.ts). */
 export type TransferInput = Static<typeof TransferBody>;

@@ -81,7 +81,7 @@ export async function updateCardProfile(
 /** Profiles offered to a partner (its own and the shared ones), or all (partnerId null: operators). */
 export async function listCardProfiles(
   q: Queryable,
-  filter: { partnerId: string | null; cardNetwork?: string; balanceMode?: string; status?: string },
+  filter: { partnerId: string | null; cardNetwork?: string; balanceMode?: string; status?: string; balanceModes?: readonly BalanceMode[] },
   limit: number,
   offset: number,
 ): Promise<{ total: number; rows: CardProfile[] }> {
@@ -90,6 +90,10 @@ export async function listCardProfiles(
   if (filter.partnerId !== null) {
     params.push(filter.partnerId);
     where.push(`(partner_id IS NULL OR partner_id = $${params.length})`);
+  }
+  if (filter.balanceModes !== undefined) {
+    params.push(filter.balanceModes);
+    where.push(`balance_mode = ANY($${params.length}::text[])`);
   }
   for (const [column, value] of [['card_network', filter.cardNetwork], ['balance_mode', filter.balanceMode], ['status', filter.status]] as const) {
     if (value === undefined) continue;

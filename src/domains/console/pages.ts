@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../platform/errors.ts';
 import { OPERATOR_ROLES } from '../../platform/caller.ts';
-import { blockCard, cardApplicationBacklog, cardLookup, cardView, findCardById, findCardsByLast4, unblockCard } from '../cards/index.ts';
+import { blockCard, cardApplicationBacklog, cardLookup, cardView, dedicatedCards, findCardById, findCardsByLast4, unblockCard } from '../cards/index.ts';
 import { queryQuota } from '../velocity/index.ts';
 import { fundBalance, statement } from '../funding/index.ts';
 import { cardTransactionsPage, findTransactionRefs, holdExpiryBacklog, networkKeys, queryTransaction, transactionTimelineRefs, type TransactionView } from '../authorization/index.ts';
@@ -277,7 +277,7 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
     const organizationId = query.organizationId && ID.test(query.organizationId) ? query.organizationId : null;
     const organization = organizationId ? await findOrganizationById(deps.db, organizationId) : null;
     const [balances, lines] = organization ? await Promise.all([
-      fundBalance(deps, organization.partnerId, organization.organizationId),
+      fundBalance({ ...deps, cards: dedicatedCards }, organization.partnerId, organization.organizationId),
       statement(deps, organization.partnerId, { organizationId: organization.organizationId }, { page: 1, pageSize: PAGE_SIZE }),
     ]) : [null, null];
     return render(req, reply, 'Ledger', html`

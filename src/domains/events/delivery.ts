@@ -152,6 +152,7 @@ async function openAttempts(q: Queryable, rows: Awaited<ReturnType<typeof leaseD
       ...row, attemptId: newId('ea'), startedAt: now,
       partnerStatus: partner.status, apiKey: partner.apiKey, secretKeyEnc: partner.secretKeyEnc, webhookUrl: partner.webhookUrl,
       webhookSecretsEnc: secrets.get(row.partnerId) ?? [],
+      webhookWhitelist: partner.ipWhitelist.webhook ?? [],
     };
   });
   await insertAttempts(q, now, leased);
@@ -196,6 +197,7 @@ async function attempt(deps: EventDeps, event: LeasedEvent): Promise<PostResult>
     headers,
     timeoutMs: deps.config.webhookTimeoutMs,
     blockPrivateAddresses: deps.config.env === 'production',
+    whitelist: { entries: event.webhookWhitelist, env: deps.config.env },
   });
 }
 

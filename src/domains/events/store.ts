@@ -46,6 +46,8 @@ export interface WebhookTarget {
   webhookUrl: string | null;
   /** The partner's valid webhook signing secrets, sealed, newest first (issue 14); empty when none. */
   webhookSecretsEnc: string[];
+  /** 5.5, D56: the partner's webhook IP whitelist; the address dialled must be on it. */
+  webhookWhitelist: string[];
 }
 
 /** The event row as the lease statement returns it. */

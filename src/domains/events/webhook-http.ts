@@ -1,7 +1,11 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { callbackUrlViolation, ForbiddenAddressError, guardedLookup } from '../../platform/http/ssrf.ts';
+import type { DeploymentEnv } from '../../platform/deployment.ts';
+import { ipAllowed } from '../../platform/http/ip.ts';
+import { callbackUrlViolation, ForbiddenAddressError, guardedLookup, hostOf } from '../../platform/http/ssrf.ts';
 
 export type AttemptOutcome = 'SUCCESS' | 'HTTP_ERROR' | 'TIMEOUT' | 'NETWORK_ERROR' | 'BLOCKED' | 'NOT_CONFIGURED';
 
@@ -21,6 +25,50 @@ export interface PostOptions {
   timeoutMs: number;
   /** Production: refuse loopback, private and link-local destinations (D38). */
   blockPrivateAddresses: boolean;
+  /**
+   * 5.5, D56: the partner's webhook IP whitelist and the environment that reads it. The address
+   * dialled must be on it; an empty list admits any address in sandbox and none in production.
+   */
+  whitelist: { entries: string[]; env: DeploymentEnv };
+}
+
+/** The address a webhook would be dialled to is not on the partner's webhook IP whitelist (D56). */
+export class NotOnWebhookWhitelistError extends Error {
+  readonly code = 'EWHITELIST';
+  constructor(host: string, addresses: string[], empty: boolean) {
+    const where = host === addresses.join(', ') ? host : `${host} (${addresses.join(', ')})`;
+    super(empty
+      ? `${where} is not on the webhook IP whitelist (ipWhitelist.webhook): the list is empty, and production delivers to no address until it lists one`
+      : `${where} is not on the webhook IP whitelist (ipWhitelist.webhook)`);
+    this.name = 'NotOnWebhookWhitelistError';
+  }
+}
+
+/** The system resolver, unguarded (sandbox: local receivers are allowed, D38). */
+const plainLookup: LookupFunction = (hostname, options, callback) => dnsLookup(hostname, options, callback as never);
+
+/**
+ * The socket lookup of a webhook: the SSRF guard (production), then only the addresses on the
+ * whitelist are given to the socket, so the address dialled is always a listed one; none listed
+ * fails the attempt with NotOnWebhookWhitelistError.
+ */
+function whitelistedLookup(options: PostOptions): LookupFunction {
+  const resolve = options.blockPrivateAddresses ? guardedLookup : plainLookup;
+  const { entries, env } = options.whitelist;
+  return (hostname, lookupOptions, callback) => {
+    resolve(hostname, { ...lookupOptions, all: true }, (err, resolved) => {
+      if (err) return callback(err, '', 0);
+      const addresses = resolved as unknown as LookupAddress[];
+      if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
+      const listed = addresses.filter((a) => ipAllowed(entries, a.address, env));
+      if (listed.length === 0) {
+        const refused = new NotOnWebhookWhitelistError(hostname, addresses.map((a) => a.address), entries.length === 0);
+        return callback(refused as NodeJS.ErrnoException, '', 0);
+      }
+      if (lookupOptions.all) return callback(null, listed);
+      return callback(null, listed[0].address, listed[0].family);
+    });
+  };
 }
 
 /** How much of a partner's error answer is kept in the attempt log. */
@@ -35,7 +83,8 @@ function printable(text: string): string {
 /**
  * POSTs one webhook with node:http(s). Redirects are never followed (a 3xx is a failed attempt),
  * one deadline covers DNS, connect, TLS and the answer, and in production the destination address
- * is checked inside the socket's lookup (no gap between check and connect). Never throws.
+ * is checked inside the socket's lookup (no gap between check and connect), as is the partner's
+ * webhook IP whitelist everywhere (D56). Never throws.
  */
 export function postWebhook(options: PostOptions): Promise<PostResult> {
   const started = performance.now();
@@ -66,13 +115,19 @@ export function postWebhook(options: PostOptions): Promise<PostResult> {
       settle({ outcome: 'BLOCKED', httpStatus: null, error: `webhook_url ${violation}` });
       return;
     }
+    // An address literal is dialled without a lookup: its whitelist check is here.
+    const host = hostOf(url);
+    if (isIP(host) && !ipAllowed(options.whitelist.entries, host, options.whitelist.env)) {
+      settle({ outcome: 'BLOCKED', httpStatus: null, error: new NotOnWebhookWhitelistError(host, [host], options.whitelist.entries.length === 0).message });
+      return;
+    }
 
     const transport = url.protocol === 'https:' ? https : http;
     const req = transport.request(url, {
       method: 'POST',
       headers: { ...options.headers, 'content-length': String(Buffer.byteLength(options.body, 'utf8')), connection: 'close' },
       agent: false,
-      ...(options.blockPrivateAddresses ? { lookup: guardedLookup } : {}),
+      lookup: whitelistedLookup(options),
     });
     timer = setTimeout(() => {
       settle({ outcome: 'TIMEOUT', httpStatus: null, error: `no answer within ${options.timeoutMs} ms` });
@@ -80,7 +135,7 @@ export function postWebhook(options: PostOptions): Promise<PostResult> {
     }, options.timeoutMs);
 
     req.on('error', (err: NodeJS.ErrnoException) => {
-      if (err instanceof ForbiddenAddressError) {
+      if (err instanceof ForbiddenAddressError || err instanceof NotOnWebhookWhitelistError) {
         settle({ outcome: 'BLOCKED', httpStatus: null, error: err.message });
       } else {
         settle({ outcome: 'NETWORK_ERROR', httpStatus: null, error: printable(`${err.code ?? 'ERROR'}: ${err.message}`) });

@@ -2,19 +2,21 @@ import { route, type RouteDef } from '../../platform/http/router.ts';
 import {
   BalanceAlertConfig, BalanceAlertQuery, BalanceAlertSetBody, FundBalance, FundBalanceQuery, StatementPage, StatementQuery,
 } from '../../../sdk/contract/funding.ts';
-import { fundBalance, queryBalanceAlerts, setBalanceAlerts, statement, type FundingDeps } from './service.ts';
+import { fundBalance, queryBalanceAlerts, setBalanceAlerts, statement, type FundingRouteDeps } from './service.ts';
 
 export { ALERT_EMAIL_MAX, ALERT_EMAILS_MAX } from '../../../sdk/contract/funding.ts';
 
 
-export function fundingRoutes(deps: FundingDeps): RouteDef[] {
+export function fundingRoutes(deps: FundingRouteDeps): RouteDef[] {
   return [
     route({
       method: 'GET',
       url: '/open-api-corp/fund/v1/balance',
       auth: 'partner',
       tag: 'Funds',
-      summary: 'Funding pool and dedicated card balances of a company',
+      summary: 'Funding pool balances and every dedicated card balance of a company',
+      description: 'Pools in funding-currency order; then every DEDICATED card of the company, oldest first, one line per currency its balance holds, '
+        + 'with zeros in the card\'s currency before its first movement.',
       querystring: FundBalanceQuery,
       data: FundBalance,
       errors: ['ORGANIZATION_INVALID'],

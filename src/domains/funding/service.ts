@@ -12,6 +12,14 @@ import { readAlertConfig, replaceAlertConfig } from './store.ts';
 
 export type FundingDeps = Pick<AppContext, 'db' | 'clock'>;
 
+/** What funding needs of the cards domain (a higher layer), plugged in at wiring time (src/app.ts). */
+export interface DedicatedCards {
+  /** The company's DEDICATED cards of the partner, every status, oldest first, with the card's currency. */
+  dedicatedCardsOf(q: Queryable, partnerId: string, organizationId: string): Promise<Array<{ cardId: string; currency: string }>>;
+}
+
+export type FundingRouteDeps = FundingDeps & { cards: DedicatedCards };
+
 /** 2.12 / section 8: thresholds are non-negative with at most two decimals (a wire rule: the contract holds it). */
 export { THRESHOLD_RULES };
 /** Corporate deposit amounts: positive, two decimals (D4); a wire rule, the contract holds it. */
@@ -33,13 +41,19 @@ function balanceView(b: { available: Amount; pending: Amount; total: Amount }) {
   return { available: corporateWire(b.available), pending: corporateWire(b.pending), total: corporateWire(b.total) };
 }
 
-/** D29/D48 fund/v1/balance: pools in funding-currency order, and the company's dedicated card balances. */
-export async function fundBalance(deps: FundingDeps, partnerId: string, organizationId: string) {
+/**
+ * D29/D48 fund/v1/balance: pools in funding-currency order, and every dedicated card of the company
+ * (D57), oldest first: one line per currency its balance holds, or zeros in the card's currency
+ * before its first movement.
+ */
+export async function fundBalance(deps: FundingRouteDeps, partnerId: string, organizationId: string) {
   const organization = await findOrganization(deps.db, partnerId, organizationId);
   if (!organization) throw new ApiError('ORGANIZATION_INVALID');
   const pools = await listAccountsOfOwner(deps.db, partnerId, 'ORGANIZATION_POOL', organizationId);
   const byCurrency = new Map(pools.map((p) => [p.currency, p]));
-  const cards = await listAccountsOfOrganization(deps.db, organizationId, 'CARD');
+  const dedicated = await deps.cards.dedicatedCardsOf(deps.db, partnerId, organizationId);
+  const accounts = (await listAccountsOfOrganization(deps.db, organizationId, 'CARD')).filter((a) => a.partnerId === partnerId);
+  const zero = fromDb('0');
   return {
     organizationId,
     pools: organization.fundingCurrencies.map((currency) => {
@@ -47,7 +61,12 @@ export async function fundBalance(deps: FundingDeps, partnerId: string, organiza
       invariant(pool, `pool ${currency} of ${organizationId} exists`);
       return { currency, ...balanceView(pool) };
     }),
-    cards: cards.filter((c) => c.partnerId === partnerId).map((c) => ({ cardId: c.ownerId, currency: c.currency, ...balanceView(c) })),
+    cards: dedicated.flatMap((card) => {
+      const own = accounts.filter((a) => a.ownerId === card.cardId);
+      return own.length > 0
+        ? own.map((a) => ({ cardId: card.cardId, currency: a.currency, ...balanceView(a) }))
+        : [{ cardId: card.cardId, currency: card.currency, ...balanceView({ available: zero, pending: zero, total: zero }) }];
+    }),
   };
 }
 

@@ -1,10 +1,12 @@
 import { Type } from 'typebox';
 import { route, type RouteDef } from '../../platform/http/router.ts';
 import {
-  ConsumerApplyBody, ConsumerApplyView, ConsumerBlockBody, ConsumerCardPage, ConsumerCardView, ConsumerDetailQuery, ConsumerListQuery,
-  ConsumerTransaction, ConsumerTransactionPage, ContactBody, ContactView, FiatTransactionsQuery, SendCodeBody, SendCodeView,
+  ConsumerApplyBody, ConsumerApplyView, ConsumerBlockBody, ConsumerCardPage, ConsumerCardView, ConsumerDetailQuery, ConsumerListProfilesQuery,
+  ConsumerListQuery, ConsumerTransaction, ConsumerTransactionPage, ContactBody, ContactView, FiatTransactionsQuery, SendCodeBody, SendCodeView,
   StatementDetailQuery,
 } from '../../../sdk/contract/consumer-cards.ts';
+import { ProfilePage } from '../../../sdk/contract/cards.ts';
+import { listProfilesForPartner } from '../cards/index.ts';
 import {
   applyConsumerCard, blockUserCard, consumerCardDetail, fiatTransactions, listUserCards, sendVerificationCode, setUserContact,
   statementDetail, type ConsumerCardDeps,
@@ -20,6 +22,22 @@ const paging = (q: { page?: number; pageSize?: number }) => ({ page: q.page ?? 1
 /** Consumer cards of the managed-balance model (4.2; D35, D36, D43). See docs/consumer-cards.md. */
 export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
   return [
+    route({
+      method: 'GET',
+      url: '/card/v2/list-profiles',
+      auth: 'partner',
+      tag: TAG,
+      summary: 'Consumer card profiles (ASSET) offered to the partner, newest first',
+      description: 'The profiles /card/v2/apply accepts: shared ones and the partner\'s own, balanceMode ASSET; items as in the corporate list. '
+        + 'Corporate (SHARED, DEDICATED) profiles are listed by GET /open-api-corp/card/v1/list-profiles.',
+      querystring: ConsumerListProfilesQuery,
+      data: ProfilePage,
+      errors: [],
+      handler: ({ query, partner }) => {
+        const { page, pageSize, ...filter } = query;
+        return listProfilesForPartner(deps, partner.partnerId, 'CONSUMER', filter, paging({ page, pageSize }));
+      },
+    }),
     route({
       method: 'POST',
       url: '/card/v2/apply',
@@ -83,6 +101,7 @@ export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
       tag: TAG,
       summary: 'Send the user a 6-digit code for unfreezing the card',
       description: 'Sent to the user\'s mobile (SMS) or email (EMAIL) given at apply or with /card/v2/contact, through the notification transport; in sandbox also as the event VERIFICATION_CODE_SENT (with the code). '
+        + 'A user without that contact is DAPI_PARAM_INVALID naming it (mobile or email); in sandbox the code is issued all the same and goes to the event only (destination "event:VERIFICATION_CODE_SENT"). '
         + 'A new code replaces the card\'s earlier ones. Codes of one card are at least 60 s apart and at most 10 in 24 hours: otherwise VERIFICATION_CODE_TOO_FREQUENT with a Retry-After header (seconds).',
       body: SendCodeBody,
       data: SendCodeView,

@@ -177,10 +177,15 @@ function masked(channel: 'SMS' | 'EMAIL', destination: string): string {
   return `${local.slice(0, 1)}***@${domain}`;
 }
 
+/** The answer's `destination` when a sandbox code had no contact to go to: only the event carries it (D55). */
+const EVENT_ONLY_DESTINATION = 'event:VERIFICATION_CODE_SENT';
+
 /**
  * POST /card/v2/send-verification-code: a new 6-digit code for unfreezing the card, sent through
  * the notification transport (email: SMTP or the mail outbox; SMS: the outbox addressed
  * `sms:<number>` for the SMS gateway) and, in sandbox only, as the event VERIFICATION_CODE_SENT.
+ * D55: a user without the channel's contact is DAPI_PARAM_INVALID naming it (`mobile`, `email`) in
+ * production; in sandbox the code is issued all the same and delivered as the event only.
  * Only an HMAC of the code is stored; a new code supersedes the card's earlier ones. A card's codes
  * are at least CODE_RESEND_INTERVAL_MS apart and at most CODE_MAX_PER_DAY in 24 hours
  * (VERIFICATION_CODE_TOO_FREQUENT with a Retry-After header); the card row is locked, so concurrent
@@ -191,7 +196,7 @@ export async function sendVerificationCode(deps: ConsumerCardDeps, partnerId: st
   const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
   const codeId = newId('vc');
   const expiresAt = new Date(at.getTime() + CODE_TTL_MS);
-  const { mailId, destination } = await deps.db.tx(async (q) => {
+  const { mailId, destination } = await deps.db.tx(async (q): Promise<{ mailId: string | null; destination: string }> => {
     const { user, card } = await userCard(q, partnerId, input.externalUserId, input.cardId, true);
     if (card.status === 'CANCELLED') throw new ApiError('CARD_INVALID', `Card ${card.cardId} is cancelled`);
     const sent = await codeTimesSince(q, card.cardId, new Date(at.getTime() - DAY_MS));
@@ -205,26 +210,28 @@ export async function sendVerificationCode(deps: ConsumerCardDeps, partnerId: st
     }
     const contact = await findContact(q, user.userId);
     const to = input.channel === 'SMS' ? contact?.mobile : contact?.email;
-    if (!to) {
-      throw paramInvalid('channel', `the user has no ${input.channel === 'SMS' ? 'mobile number' : 'email address'}: give it at apply or with /card/v2/contact`);
+    const sandbox = deps.config.env === 'sandbox';
+    if (!to && !sandbox) {
+      throw paramInvalid(input.channel === 'SMS' ? 'mobile' : 'email',
+        `the user has no ${input.channel === 'SMS' ? 'mobile number' : 'email address'} for ${input.channel} codes: give it at apply or with /card/v2/contact`);
     }
     await insertCode(q, { codeId, partnerId, userId: user.userId, cardId: card.cardId, channel: input.channel, codeHmac: codeHmac(deps, codeId, code), expiresAt, now: at });
-    const id = await deps.mailer.enqueue(q, {
+    const id = to ? await deps.mailer.enqueue(q, {
       to: input.channel === 'SMS' ? `sms:${to}` : to,
       subject: 'Card verification code',
       body: `Your code to unfreeze the card ending ${card.panLast4} is ${code}. It is valid for 5 minutes.`,
-    });
-    if (deps.config.env === 'sandbox') {
+    }) : null;
+    if (sandbox) {
       await recordEvent(q, {
         partnerId, eventType: 'VERIFICATION_CODE_SENT', businessId: card.cardId,
         data: { externalUserId: user.externalUserId, cardId: card.cardId, channel: input.channel, code, expireTime: expiresAt.toISOString() },
         createTime: at,
       });
     }
-    return { mailId: id, destination: to };
+    return { mailId: id, destination: to ? masked(input.channel, to) : EVENT_ONLY_DESTINATION };
   });
-  await deps.mailer.deliver(mailId);
-  return { channel: input.channel, destination: masked(input.channel, destination), expireTime: expiresAt.toISOString() };
+  if (mailId !== null) await deps.mailer.deliver(mailId);
+  return { channel: input.channel, destination, expireTime: expiresAt.toISOString() };
 }
 
 /** Checks a given code against the card's open code; a wrong one counts an attempt (committed even though the request fails). */

@@ -22,14 +22,26 @@ export interface MoveRow {
   newContraId: string;
 }
 
-/** One credit or debit, decided and booked in one call (user_asset_move, migration 081). */
+/** SQLSTATE of user_asset_move when a concurrent copy took the externalTranId after this call created the user or account (migration 093). */
+const CONCURRENT_DUPLICATE = 'CS409';
+
+/**
+ * One credit or debit, decided and booked in one call (user_asset_move, migrations 081, 093). A
+ * refusal writes nothing: the function decides it before its first write, or raises, which undoes
+ * the call (an autocommit statement) and is answered here as DUPLICATE.
+ */
 export async function moveInDb(q: Queryable, m: MoveRow): Promise<{ outcome: MoveOutcome; body: string }> {
-  const rows = await q.query<{ outcome: MoveOutcome; body: string }>(
-    `SELECT outcome, body FROM user_asset_move($1, $2, $3, $4, $5, $6, $7, $8::numeric, $9, $10::text[], $11, $12, $13, $14, $15)`,
-    [m.partnerId, m.externalUserId, m.newUserId, m.externalTranId, m.type, m.direction, m.asset, m.amount, m.remark, m.blockers, m.now,
-      m.movementId, m.postingId, m.newAccountId, m.newContraId],
-  );
-  return rows[0];
+  try {
+    const rows = await q.query<{ outcome: MoveOutcome; body: string }>(
+      `SELECT outcome, body FROM user_asset_move($1, $2, $3, $4, $5, $6, $7, $8::numeric, $9, $10::text[], $11, $12, $13, $14, $15)`,
+      [m.partnerId, m.externalUserId, m.newUserId, m.externalTranId, m.type, m.direction, m.asset, m.amount, m.remark, m.blockers, m.now,
+        m.movementId, m.postingId, m.newAccountId, m.newContraId],
+    );
+    return rows[0];
+  } catch (err) {
+    if ((err as { code?: string }).code === CONCURRENT_DUPLICATE) return { outcome: 'DUPLICATE', body: m.externalTranId };
+    throw err;
+  }
 }
 
 export interface NewMovementRow {

@@ -2,19 +2,39 @@ import type { AppContext } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
 import { parseAmount } from '../../platform/money.ts';
+import { expireHold } from '../authorization/index.ts';
 import { reportBureauStatus } from '../cards/index.ts';
 import { decideKyc } from '../customers/index.ts';
 import { corporateWire } from '../funding/index.ts';
 import { FUNDING_CURRENCIES } from '../organizations/index.ts';
 import { CORPORATE_AMOUNT_RULES, KycDecision, SimulateDepositBody, SimulatedDeposit, SimulateKycDecisionBody } from '../../../sdk/contract/sandbox.ts';
+import { SimulateExpiryBody, TransactionOut } from '../../../sdk/contract/authorization.ts';
 import { SimulateCardShipmentBody, UpgradeStatusAnswer } from '../../../sdk/contract/card-upgrades.ts';
 import { depositHandlers } from './deposit.ts';
 
 export type SandboxDeps = Pick<AppContext, 'db' | 'clock' | 'config'>;
 
-/** Sandbox simulations of D40: deposits, KYC decisions and the card bureau's shipment of a physical card (issue 30). */
+/** Sandbox simulations of D40 kept in this domain: deposits, KYC decisions, the card bureau's shipment of a physical card (issue 30) and hold expiry (issue 26; the network's messages are simulated by the authorization routes). */
 export function sandboxRoutes(deps: SandboxDeps): RouteDef[] {
   return [
+    route({
+      method: 'POST',
+      url: '/open-api/sandbox/v1/simulate/expiry',
+      auth: 'partner',
+      tag: 'Sandbox',
+      summary: 'Expire the hold of a pending authorization now, as 30 days without clearing would',
+      description: 'Exactly what the hold-expiry job does when an authorization is not cleared within 30 days: what is still held returns to free '
+        + '(a HOLD_EXPIRY posting), the velocity usage and count are given back, the authorization becomes EXPIRED, and a CARD_TRANSACTION event is recorded. '
+        + 'Answers the authorization record. Another partner\'s transId, or one that is not an authorization, is TRANSACTION_NOT_FOUND; '
+        + 'an authorization that holds nothing any more (DECLINED, CLEARED, REVERSED, EXPIRED) is TRANSACTION_STATUS_INVALID. '
+        + 'A clearing that arrives after the expiry is still posted, even if free goes negative.',
+      sandboxOnly: true,
+      body: SimulateExpiryBody,
+      data: TransactionOut,
+      example: { transId: 'txmiabc123def456789' },
+      errors: ['TRANSACTION_NOT_FOUND', 'TRANSACTION_STATUS_INVALID'],
+      handler: ({ body, partner }) => expireHold(deps, { transId: body.transId, partnerId: partner.partnerId }),
+    }),
     route({
       method: 'POST',
       url: '/open-api/sandbox/v1/simulate/deposit',

@@ -9,3 +9,4 @@ export { NetworkAuthenticator, type NetworkCaller } from './network-keys.ts';
 export type { TransactionView } from './schemas.ts';
 export { AuthUrlForwarder, businessFields, SERVICE_KEY_HEADER, type StandInReason } from './forwarding.ts';
 export { ServiceKeys, type ServiceKey } from './service-keys.ts';
+export { observedDecisionStage } from './observability.ts';

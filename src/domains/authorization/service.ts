@@ -27,11 +27,12 @@ import { findAccount, findAccountById, getOrCreateAccount, post, type EntryInput
 import { CAPABILITY_BLOCKERS, isIsoCountry } from '../organizations/index.ts';
 import { periodKeys, releaseUsage } from '../velocity/index.ts';
 import {
-  authorizeInDb, findAuthorization, leaseDueHolds, lockLeasedHold, releaseHoldLease, findTransactionJson, insertSettlement, listTransactions as listTransactionRows,
+  authorizeInDb, dueHoldsBacklog, findAuthorization, leaseDueHolds, lockLeasedHold, releaseHoldLease, findTransactionJson, insertSettlement, listTransactions as listTransactionRows,
   lockAuthorization, lockNetworkMessage, resolveTransactionIds, transactionJson, transactionJsonByNetworkId, updateAuthorization,
   type ExpiringHold, type Source, type TransactionRow,
 } from './store.ts';
 import { runJobOnce, type JobDefinition, type JobLog } from '../../platform/jobs.ts';
+import { inSpan } from '../../platform/tracing.ts';
 import type { TransactionView } from './schemas.ts';
 
 /** D34: holds not cleared in 30 days expire. */
@@ -133,7 +134,8 @@ export async function authorize(deps: AuthorizationDeps, input: AuthorizationInp
   if (!isIsoCountry(input.merchantCountry)) throw paramInvalid('merchantCountry', 'must be an ISO 3166-1 alpha-2 code');
   const at = now(deps);
   const keys = periodKeys(at);
-  const result = await authorizeInDb(deps.db, {
+  // One span for the checks card_authorize runs in one call: card, status, capabilities, velocity, funds (issue 27).
+  const result = await inSpan('authorization.checks', () => authorizeInDb(deps.db, {
     partnerId: input.partnerId,
     cardId: input.cardId,
     source: input.source,
@@ -157,7 +159,7 @@ export async function authorize(deps: AuthorizationDeps, input: AuthorizationInp
     eventId: newId('ev'),
     alertEventId: newId('ev'),
     expiryDueAt: new Date(at.getTime() + HOLD_EXPIRY_MS),
-  });
+  }));
   if (result.outcome === 'CARD_INVALID') throw new ApiError('CARD_INVALID', `Card ${input.cardId} does not exist`);
   const transaction = view(result.body);
   const partnerId = result.partnerId;
@@ -519,6 +521,7 @@ export function holdExpiryJob(): JobDefinition<ExpiringHold> {
     concurrency: 1,
     identify: (h) => ({ id: h.transId, attempt: h.attempt }),
     claim: (q, lease) => leaseDueHolds(q, { ...lease, maxAttempts: HOLD_EXPIRY_MAX_ATTEMPTS }),
+    backlog: (q, now) => dueHoldsBacklog(q, now, HOLD_EXPIRY_MAX_ATTEMPTS),
     complete: async (q, hold, _none, lease) => {
       const auth = await lockLeasedHold(q, hold.transId, lease.token);
       // Cleared or reversed since the claim, or the lease ran out and another worker has it.

@@ -123,7 +123,7 @@ export function wireDomains(): void {
 
 /**
  * Builds the HTTP app without listening; the server and the tests both use it. With METRICS_PORT
- * set, `metricsServer` serves GET /metrics on that port from the moment the app listens.
+ * set, `metricsServer` serves GET /metrics on that port from the moment the app is ready (listens).
  */
 export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; ctx: AppContext; metricsServer: http.Server | null }> {
   wireDomains();
@@ -455,7 +455,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   } else {
     const server = createMetricsServer();
     metricsServer = server;
-    app.addHook('onListen', async () => {
+    // onReady is awaited by listen() (onListen is not): the port answers once listen() resolves.
+    app.addHook('onReady', async () => {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(config.metricsPort!, config.host, () => resolve());

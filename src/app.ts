@@ -34,7 +34,7 @@ import { validatorCompiler } from './platform/http/validation.ts';
 import { clientErrorHandler, createGuardedServer, rateLimitCounters, type HttpTimeouts } from './platform/http/guards.ts';
 import { Mailer } from './platform/mail.ts';
 import {
-  authenticationFailures, createMetricsServer, exposition, EXPOSITION_CONTENT_TYPE, observeDatabasePool, observeHttpRequest, rateLimitRefusals, startProcessMetrics,
+  authenticationFailures, createMetricsServer, exposition, EXPOSITION_CONTENT_TYPE, metricsEnabled, observeDatabasePool, observeHttpRequest, rateLimitRefusals, startProcessMetrics,
 } from './platform/metrics.ts';
 import { jobFreshness, observeJobs } from './platform/jobs.ts';
 import { traceIdOf } from './platform/tracing.ts';
@@ -447,7 +447,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   observeWebhooks({ db, clock });
   observeLedgerAudit(db);
   let metricsServer: http.Server | null = null;
-  if (config.metricsPort === null) {
+  if (!metricsEnabled) {
+    // METRICS_ENABLED=false: nothing is recorded and nothing is served.
+  } else if (config.metricsPort === null) {
     app.get('/metrics', { schema: { hide: true }, preValidation: adminHook }, async (_req, reply) => {
       reply.type(EXPOSITION_CONTENT_TYPE);
       return exposition();

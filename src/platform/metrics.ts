@@ -17,6 +17,13 @@ import type { Db } from './db/db.ts';
 
 export const metricsRegistry = new Registry();
 
+/**
+ * METRICS_ENABLED=false turns every metric into a no-op and GET /metrics off (the bench's
+ * baseline, issue 27). Read at module load: metrics are declared at module level.
+ */
+export const metricsEnabled = process.env.METRICS_ENABLED !== 'false';
+const NOOP = { inc() {}, dec() {}, set() {}, observe() {}, reset() {}, labels() { return NOOP; } };
+
 export const EXPOSITION_CONTENT_TYPE = metricsRegistry.contentType;
 
 /** Buckets for request and decision durations: 1 ms to 10 s (an auth_url deadline is at most 10 s). */
@@ -27,18 +34,21 @@ export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
  * instances, gets the same metric back), so a metric can be declared at module level.
  */
 export function counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+  if (!metricsEnabled) return NOOP as unknown as Counter<L>;
   const existing = metricsRegistry.getSingleMetric(name);
   if (existing) return existing as Counter<L>;
   return new Counter<L>({ name, help, labelNames: [...labelNames], registers: [metricsRegistry] });
 }
 
 export function gauge<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+  if (!metricsEnabled) return NOOP as unknown as Gauge<L>;
   const existing = metricsRegistry.getSingleMetric(name);
   if (existing) return existing as Gauge<L>;
   return new Gauge<L>({ name, help, labelNames: [...labelNames], registers: [metricsRegistry] });
 }
 
 export function histogram<L extends string = never>(name: string, help: string, labelNames: readonly L[] = [], buckets: number[] = LATENCY_BUCKETS): Histogram<L> {
+  if (!metricsEnabled) return NOOP as unknown as Histogram<L>;
   const existing = metricsRegistry.getSingleMetric(name);
   if (existing) return existing as Histogram<L>;
   return new Histogram<L>({ name, help, labelNames: [...labelNames], buckets, registers: [metricsRegistry] });
@@ -54,6 +64,7 @@ const scrapeFailures = counter('metrics_scrape_hook_failures_total', 'Scrape-tim
  * registration under the same key replaces the earlier one (the newest app of the process).
  */
 export function beforeScrape(key: string, hook: () => Promise<void>): void {
+  if (!metricsEnabled) return;
   scrapeHooks.set(key, hook);
   scrapeFailures.inc({ collector: key }, 0);
 }
@@ -78,7 +89,7 @@ export async function exposition(): Promise<string> {
 
 /** Process metrics of prom-client: CPU, memory, heap, event-loop delay, GC, handles. */
 export function startProcessMetrics(): void {
-  if (defaultsStarted) return;
+  if (defaultsStarted || !metricsEnabled) return;
   defaultsStarted = true;
   collectDefaultMetrics({ register: metricsRegistry, eventLoopMonitoringPrecision: 10 });
 }

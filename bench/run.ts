@@ -154,8 +154,9 @@ async function signedGetScenario(): Promise<boolean> {
  * services on one PostgreSQL database answering the signed GET of signed-get:
  *   1. metrics and traces off (METRICS_ENABLED=false, no OTLP endpoint),
  *   2. metrics on (scraped every 5 s as Prometheus would), traces off,
- *   3. metrics on and traces exported over OTLP/HTTP protobuf to a local receiver (every request sampled).
- * Targets: metrics cost at most 5 % of (1); traces cost at most 15 % of (2).
+ *   3. metrics on and traces exported over OTLP/HTTP protobuf to a local receiver (every request sampled),
+ *   4. the same with 10 % of the requests sampled (OTEL_TRACES_SAMPLER=parentbased_traceidratio), for reference.
+ * Targets: metrics cost at most 5 % of (1); traces (3) cost at most 15 % of (2).
  */
 async function observabilityScenario(): Promise<boolean> {
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
@@ -181,6 +182,9 @@ async function observabilityScenario(): Promise<boolean> {
     targets.push(await startService('both off', 18191, { ...common, METRICS_ENABLED: 'false' }));
     targets.push(await startService('metrics on', 18192, common));
     targets.push(await startService('metrics + traces', 18193, { ...common, OTEL_EXPORTER_OTLP_ENDPOINT: otlp, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }));
+    targets.push(await startService('+ traces 10 %', 18194, {
+      ...common, OTEL_EXPORTER_OTLP_ENDPOINT: otlp, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1',
+    }));
     for (const t of targets.slice(1)) {
       scrapers.push(setInterval(() => {
         fetch(`http://127.0.0.1:${t.port}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.text(), () => '');
@@ -205,6 +209,7 @@ async function observabilityScenario(): Promise<boolean> {
     console.log(`OTLP receiver: ${received.requests} export requests, ${(received.bytes / 1_048_576).toFixed(1)} MiB`);
     console.log(`metrics cost ${(metricsCost * 100).toFixed(1)} % of both off (target <= 5 %): ${metricsCost <= 0.05 ? 'MET' : 'NOT MET'}`);
     console.log(`traces cost ${(tracesCost * 100).toFixed(1)} % of metrics on (target <= 15 %): ${tracesCost <= 0.15 ? 'MET' : 'NOT MET'}`);
+    console.log(`traces cost with 10 % of requests sampled: ${((1 - rps('+ traces 10 %') / rps('metrics on')) * 100).toFixed(1)} % of metrics on`);
     const bad = [...samples.values()].flat().reduce((n, s) => n + s.non2xx + s.errors, 0);
     if (bad) console.log(`(${bad} failed requests!)`);
     return bad === 0 && received.requests > 0;

@@ -25,6 +25,7 @@ import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { AdminClient, CardServiceClient, decimal } from '../sdk/index.ts';
+import { serviceArgs } from './service-args.ts';
 import { signedHeaders } from './signing.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -96,9 +97,7 @@ async function waitFor(url: string, timeoutMs = 90_000): Promise<void> {
 }
 
 export async function startService(name: string, port: number, env: Record<string, string>): Promise<Service> {
-  // BENCH_CPU_PROFILE_DIR: each service writes a V8 CPU profile there when it stops (Chrome DevTools, speedscope).
-  const profile = process.env.BENCH_CPU_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE_DIR}`] : [];
-  const child = spawn(process.execPath, [...profile, '--max-semi-space-size=64', '--import', 'tsx', 'src/main.ts', 'serve'], {
+  const child = spawn(process.execPath, serviceArgs(), {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, MASTER_KEY, RATE_LIMIT_MAX: '10000000', PREAUTH_RATE_LIMIT_MAX: '10000000', ADMIN_RATE_LIMIT_MAX: '10000000', WORKERS: 'true', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -1,4 +1,5 @@
 import type { Static } from 'typebox';
+import type { AdminUpgradeRefBody, AdminUpgradeStatusBody, UpgradeStatusAnswer, UpgradeView } from './contract/card-upgrades.ts';
 import { CardServiceError, parseJsonLossless, stringifyJsonLossless, encodeQuery, transportError, type Envelope, type QueryValue } from './client.ts';
 import type {
   CreatedPartner as CreatedPartnerSchema, CreatePartnerBody, CredentialLink as CredentialLinkSchema, CredentialLinkBody, PartnerView,
@@ -60,6 +61,16 @@ export class AdminClient {
   /** Freezes or unfreezes capabilities of a partner's managed user (D20). */
   setUserRestrictions(input: { partnerId: string; externalUserId: string; addRestrictions?: string[]; removeRestrictions?: string[]; remark?: string }) {
     return this.call<{ externalUserId: string; restrictions: string[] }>('POST', '/internal/admin/v1/managed-users/restrictions', { body: input });
+  }
+
+  /** The card bureau's progress of a physical card upgrade (issue 30); SHIPPED answers a drawn activation code once. */
+  cardUpgradeStatus(input: Static<typeof AdminUpgradeStatusBody>): Promise<Static<typeof UpgradeStatusAnswer>> {
+    return this.call('POST', '/internal/admin/v1/card-upgrades/status', { body: input });
+  }
+
+  /** Unlocks an activation locked by wrong codes (issue 30). */
+  unlockCardActivation(input: Static<typeof AdminUpgradeRefBody>): Promise<Static<typeof UpgradeView>> {
+    return this.call('POST', '/internal/admin/v1/card-upgrades/unlock-activation', { body: input });
   }
 
   createPartner(input: CreatePartnerInput): Promise<CreatedPartner> {

@@ -28,6 +28,10 @@ export type {
 } from './resources/customers.ts';
 export type { DepositParams, Deposit, KycDecisionParams, KycDecisionResult } from './resources/sandbox.ts';
 export type {
+  CardUpgrade, CardUpgradeStatus, UpgradePhysicalParams, ActivatePhysicalParams, ConsumerUpgradePhysicalParams, ConsumerActivatePhysicalParams,
+  CardShipmentParams, CardShipmentResult,
+} from './resources/card-upgrades.ts';
+export type {
   FundBalance, PoolBalance, StatementLine, StatementParams, BalanceSetting, BalanceAlertParams, BalanceAlertConfig, FundAmount,
 } from './resources/funding.ts';
 export type {

@@ -2,15 +2,16 @@ import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
-import { Redis } from 'ioredis';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import { constantTimeEqual } from './platform/crypto/secrets.ts';
-import { ping, type Db, type Queryable } from './platform/db/db.ts';
-import { ApiError, paramInvalid } from './platform/errors.ts';
+import { isDatabaseUnavailable, ping, type Db, type Queryable } from './platform/db/db.ts';
+
+/** Issue 28: seconds a client should wait before retrying while the database is unreachable. */
+const DB_UNAVAILABLE_RETRY_AFTER_S = '1';
+import { ApiError, ERROR_CATALOG, paramInvalid } from './platform/errors.ts';
 import { errorEnvelope, frameworkRejection } from './platform/http/envelope.ts';
 import { parseJson, stringifyJson } from './platform/http/json.ts';
 import { operationIdOf, registerRoute, type AuthMode, type RouteDef } from './platform/http/router.ts';
@@ -30,6 +31,7 @@ import * as managedBalanceContract from '../sdk/contract/managed-balance.ts';
 import * as consumerCardsContract from '../sdk/contract/consumer-cards.ts';
 import * as qrPaymentsContract from '../sdk/contract/qr-payments.ts';
 import * as pushContract from '../sdk/contract/push.ts';
+import * as cardUpgradesContract from '../sdk/contract/card-upgrades.ts';
 import { validatorCompiler } from './platform/http/validation.ts';
 import { clientErrorHandler, createGuardedServer, rateLimitCounters, type HttpTimeouts } from './platform/http/guards.ts';
 import { Mailer } from './platform/mail.ts';
@@ -40,7 +42,7 @@ import { jobFreshness, observeJobs } from './platform/jobs.ts';
 import { traceIdOf } from './platform/tracing.ts';
 import { backgroundJobs, periodicTasks } from './workers.ts';
 import type { AppContext } from './platform/context.ts';
-import { cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardLookup, cardRoutes } from './domains/cards/index.ts';
+import { cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardLookup, cardRoutes, useConsumerUpgradeFees } from './domains/cards/index.ts';
 import { customerAdminRoutes, customerRoutes, customerSubjects } from './domains/customers/index.ts';
 import { diagnosticsRoutes } from './domains/diagnostics/index.ts';
 import { eventRoutes, observeWebhooks, wakeParkedEvents } from './domains/events/index.ts';
@@ -50,7 +52,7 @@ import {
   companyAdminRoutes, onCustomerTerminated, onOrganizationTerminated, organizationRoutes, useEmployeeSubjects,
 } from './domains/organizations/index.ts';
 import { PartnerAuthenticator, PartnerCache, partnerRoutes } from './domains/partners/index.ts';
-import { consumerCardRoutes, findAsset, PushHub, qrPaymentRoutes, userAssetRoutes } from './domains/managed-balance/index.ts';
+import { consumerCardRoutes, consumerUpgradeFees, findAsset, PushHub, qrPaymentRoutes, userAssetRoutes } from './domains/managed-balance/index.ts';
 import websocket from '@fastify/websocket';
 import { sandboxRoutes } from './domains/sandbox/index.ts';
 import { velocityRoutes } from './domains/velocity/index.ts';
@@ -119,6 +121,8 @@ export function wireDomains(): void {
   // D16: terminating an employee or closing a company cancels their cards, in the same transaction.
   onCustomerTerminated(cancelCardsOnCustomerTermination);
   onOrganizationTerminated(cancelCardsOnOrganizationTermination);
+  // Issue 30: fees of consumer card upgrades are asset movements, booked by the managed-balance domain.
+  useConsumerUpgradeFees(consumerUpgradeFees);
 }
 
 /**
@@ -231,6 +235,12 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       return reply.code(200).type('application/json; charset=utf-8')
         .send(stringifyJson(errorEnvelope('DAPI_PARAM_INVALID', `Invalid parameter: ${error.message}`, null)));
     }
+    if (isDatabaseUnavailable(error)) {
+      // Issue 28: the database is down or failing over; the transaction did not commit.
+      req.log.warn({ code: 'SYS_UNAVAILABLE', error: error.message }, 'database unavailable');
+      return reply.code(503).header('retry-after', DB_UNAVAILABLE_RETRY_AFTER_S).type('application/json; charset=utf-8')
+        .send(stringifyJson(errorEnvelope('SYS_UNAVAILABLE', ERROR_CATALOG.SYS_UNAVAILABLE.message, null)));
+    }
     req.log.error({ err: error }, 'unexpected failure');
     return reply.code(500).type('application/json; charset=utf-8')
       .send(stringifyJson(errorEnvelope('SYS_INTERNAL_ERROR', 'Internal error', null)));
@@ -262,10 +272,11 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // The browsable explorer is loaded only where it is served (issue 28: what a configuration does not use stays unloaded).
+  if (config.apiExplorer) await app.register((await import('@fastify/swagger-ui')).default, { routePrefix: '/docs' });
   // One counter store for every limit: Redis when REDIS_URL is set (shared by all instances behind
   // the balancer), else in-process.
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: false }) : null;
+  const redis = config.redisUrl ? new (await import('ioredis')).Redis(config.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: false }) : null;
   if (redis) app.addHook('onClose', async () => void (await redis.quit()));
   await app.register(rateLimit, {
     global: false,
@@ -490,7 +501,7 @@ export function operationIds(routes: RouteDef[]): [RouteDef, string][] {
 function openApiExtras(config: Config): OpenApiExtras {
   const namedSchemas: Record<string, unknown> = {};
   for (const contract of [partnersContract, organizationsContract, customersContract, fundingContract, cardsContract, velocityContract,
-    authorizationContract, eventsContract, sandboxContract, webhooksContract, managedBalanceContract, consumerCardsContract, qrPaymentsContract, pushContract]) {
+    authorizationContract, eventsContract, sandboxContract, webhooksContract, managedBalanceContract, consumerCardsContract, qrPaymentsContract, pushContract, cardUpgradesContract]) {
     for (const [name, value] of Object.entries(contract)) {
       if (value && typeof value === 'object' && !Array.isArray(value) && !(name in namedSchemas)) namedSchemas[name] = value;
     }

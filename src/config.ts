@@ -61,6 +61,11 @@ export interface Config {
   pushRetentionMs: number;
   /** Run background workers (outbox delivery, janitors) in this process. */
   workers: boolean;
+  /**
+   * Serve the browsable API explorer at /docs (API_EXPLORER=true|false). On by default in sandbox,
+   * off in production, where its code is then never loaded (/openapi.json is always served).
+   */
+  apiExplorer: boolean;
   /** D38: a webhook attempt with no complete answer within this is a failure (spec: 5 s). */
   webhookTimeoutMs: number;
   /** 5.5: the service's egress addresses (IP or CIDR) partners whitelist for webhooks; published to them. */
@@ -257,6 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
     pushPollIntervalMs: intFrom(env, 'PUSH_POLL_INTERVAL_MS', 1000, 20, 60_000),
     pushRetentionMs: intFrom(env, 'PUSH_RETENTION_HOURS', 72, 1, 24 * 90) * 3_600_000,
     workers: env.WORKERS !== 'false',
+    apiExplorer: env.API_EXPLORER === undefined || env.API_EXPLORER === '' ? deployment !== 'production' : env.API_EXPLORER === 'true',
     webhookTimeoutMs: intFrom(env, 'WEBHOOK_TIMEOUT_MS', DEFAULT_WEBHOOK_TIMEOUT_MS, 50, 60_000),
     webhookEgressIps: ipListFrom(env, 'WEBHOOK_EGRESS_IPS', DEFAULT_WEBHOOK_EGRESS_IPS),
     authForwardDeadlineMs: intFrom(env, 'AUTH_FORWARD_DEADLINE_MS', DEFAULT_AUTH_FORWARD_DEADLINE_MS, 100, 10_000),

@@ -213,7 +213,7 @@ describe('authorization forwarding to the partner auth_url over RSA (5.6, D37, D
     assert.equal(partnerEndpoint.seen.length, seen, 'nothing reached the endpoint');
   });
 
-  it('a network retry is forwarded with the same networkTransactionId until decided, then answered from the record', async () => {
+  it('a network retry is answered from the recorded decision and never forwarded again (issue 26)', async () => {
     partnerEndpoint.behaviour = 'approve';
     const network = await networkClient(svc);
     const body = { networkTransactionId: ref('net'), ...purchase(w.card.cardId, '1.00') };

@@ -316,13 +316,20 @@ describe('authorization settlement and network ingress (D32, D33, D34, D40)', ()
 
   it('when the partner-decision stage declines, the hold and the usage are given back and the decline is recorded (D34 seam)', async () => {
     const declining = await startService({
-      partnerDecision: { decide: async () => ({ approved: false, declineReason: 'PARTNER_DECLINED', declineDetail: 'test stage' }) },
+      partnerDecision: {
+        forward: async () => ({
+          answer: { approved: false, declineReason: 'TEST_STAGE' }, standInReason: null, keyId: null, authUrl: null, httpStatus: 200, latencyMs: 1, error: null,
+        }),
+      },
     });
     try {
       const w = await fundedCard(declining, { funds: '10.00' });
+      // The stage is asked for the cards of a partner with an auth_url (D37).
+      await declining.admin.updatePartner(w.partner.partnerId, { authUrl: 'http://127.0.0.1:1/auth' });
       const t = await w.client.sandbox.authorize(purchase(w.card.cardId, '4.00'));
       assert.equal(t.approved, false);
       assert.equal(t.declineReason, 'PARTNER_DECLINED');
+      assert.equal(t.declineDetail, 'TEST_STAGE');
       assert.equal(t.outstandingTransactionId, null);
       assert.deepEqual(await fundsOf(w), { available: '10.00', pending: '0.00', total: '10.00' });
       assert.deepEqual(await usageOf(w), { amount: '0', count: 0 });

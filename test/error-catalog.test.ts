@@ -15,6 +15,8 @@ const SPEC_CODES = [
   'DAPI_NONCE_REPLAYED', 'DAPI_IP_NOT_ALLOWED', 'SECRET_EXTRACT_INVALID', 'SECRET_EXTRACT_EXPIRED', 'ORGANIZATION_REF_DUPLICATE',
   'CUSTOMER_REF_DUPLICATE', 'CARD_APPLY_REF_DUPLICATE', 'CARD_PROFILE_INVALID', 'VELOCITY_RULE_CURRENCY_MISMATCH',
   'INSUFFICIENT_BALANCE', 'EXTERNAL_TRAN_ID_DUPLICATE', 'VERIFICATION_CODE_INVALID', 'CAPABILITY_FROZEN', 'KYC_NOT_APPROVED',
+  // D52 (issue 30)
+  'CARD_UPGRADE_REF_DUPLICATE', 'CARD_UPGRADE_IN_PROGRESS', 'CARD_ACTIVATION_CODE_INVALID', 'CARD_ACTIVATION_LOCKED',
 ];
 
 function sourceFiles(dir: string): string[] {
@@ -29,7 +31,7 @@ describe('error catalog (D2)', () => {
     for (const code of SPEC_CODES) assert.ok(code in ERROR_CATALOG, `${code} missing from the catalog`);
   });
 
-  it('maps statuses as D2 says: auth 401, IP 403, unknown path 404, rate limit 429, internal 500, framework 400, business 200', () => {
+  it('maps statuses as D2 says: auth 401, IP 403, unknown path 404, rate limit 429, internal 500, database unreachable 503, framework 400, business 200', () => {
     const expected: Record<string, number> = {
       SYS_ILLEGAL_PARAM: 400, SYS_NOT_FOUND: 404, SYS_RATE_LIMITED: 429, SYS_INTERNAL_ERROR: 500, DAPI_IP_NOT_ALLOWED: 403,
       DAPI_API_KEY_INVALID: 401, DAPI_SIGN_INVALID: 401, DAPI_NONCE_INVALID: 401, DAPI_NONCE_REPLAYED: 401,
@@ -37,6 +39,8 @@ describe('error catalog (D2)', () => {
       // Project decision (docs/decisions.md, issue 14): a copy of a request still executing is
       // transient and retryable like a rate limit, so it is not a business answer.
       IDEMPOTENCY_KEY_IN_USE: 409,
+      // Issue 28: the database unreachable (restart, failover) is a transient refusal, not a business answer.
+      SYS_UNAVAILABLE: 503,
     };
     for (const [code, entry] of Object.entries(ERROR_CATALOG)) {
       const want = expected[code] ?? (code === 'SYS_UNAUTHORIZED' ? 401 : 200);

@@ -66,6 +66,8 @@ describe('OpenAPI document (issue 14)', () => {
     assert.ok(partnerPosts.length > 20);
     for (const { path, op } of partnerPosts) {
       if (path === '/open-api-corp/card/v1/retrieve-secure-card') continue; // never stores card data (D26)
+      // Issue 30: the body holds the activation code; the key store would keep an unkeyed hash of it.
+      if (path === '/open-api-corp/card/v1/activate-physical' || path === '/card/v2/activate-physical') continue;
       assert.ok(op.parameters?.some((p: any) => p.$ref === '#/components/parameters/IdempotencyKey'), `Idempotency-Key on ${path}`);
     }
     assert.equal(doc.components.parameters.IdempotencyKey.name, 'Idempotency-Key');
@@ -86,8 +88,10 @@ describe('OpenAPI document (issue 14)', () => {
     assert.match(JSON.stringify(schemas.CardPage), /#\/components\/schemas\/Paging/);
     assert.equal(doc.paths['/open-api-corp/card/v1/query'].get.responses['401'].$ref, '#/components/responses/Unauthenticated');
     // The whole document stays far below what it would weigh with everything inlined (430 KB with the
-    // routes of issue 14 alone; below 330 KB then; the consumer cards of issue 11 added 8 routes).
-    assert.ok(text.length < 380_000, `size ${text.length}`);
+    // routes of issue 14 alone; below 330 KB then; the consumer cards of issue 11 added 8 routes; the
+    // shared 503 response of issue 28 one reference per operation; the physical card upgrades of issue 30
+    // added 11 routes, about 37 KB, with their objects shared).
+    assert.ok(text.length < 445_000, `size ${text.length}`);
     const fiat = JSON.stringify(doc.paths['/card/v1/fiat/transactions'].get.responses['200']);
     assert.match(fiat, /#\/components\/schemas\/ConsumerTransactionPage/);
   });

@@ -114,8 +114,8 @@ export const TransactionOut = Type.Object({
   source: Type.String({ description: 'NETWORK or SANDBOX' }),
   partnerDecision: Type.Union([Type.Object({
     outcome: Type.String({ description: 'APPROVED, DECLINED, STAND_IN_APPROVED or STAND_IN_DECLINED' }),
-    standInReason: Nullable(Type.String({ description: 'Why no valid answer: TIMEOUT, TRANSPORT_ERROR, BLOCKED, HTTP_STATUS, MALFORMED_ANSWER, DECRYPTION_FAILED, SIGNATURE_INVALID, TRANS_ID_MISMATCH, NOT_CONFIGURED' })),
-    partnerDeclineReason: Nullable(Type.String()),
+    standInReason: Nullable(Type.String({ description: 'Why no valid answer: TIMEOUT, TRANSPORT_ERROR, BLOCKED, HTTP_STATUS, MALFORMED_ANSWER, DECRYPTION_FAILED, SIGNATURE_INVALID, TRANS_ID_MISMATCH, NOT_CONFIGURED, or SERVICE_ERROR (the service failed between the hold and the decision)' })),
+    partnerDeclineReason: Nullable(Type.String({ description: 'Your decline reason as received: at most 64 characters, control characters shown as U+FFFD' })),
     latencyMs: Type.Integer(),
     httpStatus: Nullable(Type.Integer()),
   }), Type.Null()], { description: 'The auth_url forwarding of this authorization (D37), null when not forwarded' }),

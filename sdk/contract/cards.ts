@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { OpenUpgrade } from './card-upgrades.ts';
 import { RULE_IDS_PER_CARD_MAX } from './velocity.ts';
 import { CORPORATE_SCALE, IsoTime, Money, Nullable, Page, PagingQuery, WireNumber } from './wire.ts';
 
@@ -74,6 +75,7 @@ export const CardView = Type.Object({
   cardApplyId: Type.String(),
   createTime: IsoTime,
   modifyTime: IsoTime,
+  openUpgrade: Type.Optional(OpenUpgrade),
 });
 
 export const SecureCardView = Type.Object({

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { TransactionOut } from './authorization.ts';
+import { OpenUpgrade } from './card-upgrades.ts';
 import { CARDHOLDER_NAME_MAX, CardForm, CardNetwork, CardStatus } from './cards.ts';
 import { AssetCode, ExternalUserId } from './managed-balance.ts';
 import { IsoTime, Literals, Nullable, Page, PagingQuery, WireNumber } from './wire.ts';
@@ -46,6 +47,7 @@ export const ConsumerCardView = Type.Object({
   status: CardStatus,
   createTime: IsoTime,
   modifyTime: IsoTime,
+  openUpgrade: Type.Optional(OpenUpgrade),
 });
 export const ConsumerApplyView = Type.Intersect([ConsumerCardView, Type.Object({ fees: Type.Array(ConsumerFee) })]);
 export const ConsumerCardPage = Page(ConsumerCardView);

@@ -1,6 +1,7 @@
 import { Type, type TSchema } from 'typebox';
 import { ApplyView, CardView } from './cards.ts';
 import { TransactionOut } from './authorization.ts';
+import { UpgradeView } from './card-upgrades.ts';
 import { ConsumerApplyView, ConsumerCardView } from './consumer-cards.ts';
 import { IsoTime, Literals, Nullable, WireNumber } from './wire.ts';
 
@@ -44,6 +45,10 @@ export const LowBalanceData = Type.Object({
   organizationId: Type.String(), currency: Type.String(), available: WireNumber(), threshold: WireNumber(),
 });
 export const CardTransactionData = TransactionOut;
+/** The upgrade record after the change (issue 30, D52); in sandbox the SHIPPED event also carries the activation code. */
+export const CardUpgradeStatusChangedData = Type.Intersect([UpgradeView, Type.Object({
+  activationCode: Type.Optional(Type.String({ description: 'Sandbox only, SHIPPED only: the 6-digit code printed on the card carrier' })),
+})]);
 export const WebhookTestData = Type.Object({
   test: Type.Literal(true), message: Type.String(), partnerId: Type.String(), sentTime: IsoTime,
 });
@@ -78,6 +83,14 @@ export const WEBHOOK_EVENTS: WebhookEventDoc[] = [
     example: { ...apply, status: 'REJECTED', cardId: null, rejectReason: 'SCREENING_REJECTED' } },
   { eventType: 'CARD_STATUS_CHANGED', summary: 'A card was blocked, unblocked or cancelled', businessId: 'the cardId', data: CardStatusChangedData,
     example: { ...card, status: 'BLOCKED', previousStatus: 'ACTIVE' } },
+  { eventType: 'CARD_UPGRADE_STATUS_CHANGED', summary: 'A physical card upgrade changed state (PENDING, PRODUCING, SHIPPED, DELIVERED, ACTIVATED, REJECTED, CANCELLED)',
+    businessId: 'the cardId', data: CardUpgradeStatusChangedData, example: {
+      upgradeRef: 'upgrade-0001', cardId: card.cardId, cardProfileId: 'sbx-visa-shared-physical', status: 'SHIPPED',
+      shippingAddress: { postalCode: null, addressLine1: '1 Queen\'s Road Central', addressLine2: null, addressLine3: null, city: 'Central', state: 'Hong Kong Island', addressCountryCode: 'HK' },
+      phoneCountryCode: 'HK', phoneNumber: '91234567', carrier: 'DHL', trackingNumber: 'JD014600006281230', rejectReason: null,
+      fees: [{ type: 'CARD_PRINTING_FEE', currency: 'USD', amount: 5 }, { type: 'CARD_POSTAL_FEE', currency: 'USD', amount: 2.5 }],
+      feesRefunded: false, activationLocked: false, createTime: T, modifyTime: T, activationCode: '204817',
+    } },
   { eventType: 'CARD_TRANSACTION', summary: 'A card transaction was recorded or changed (authorization, clearing, reversal, refund)', businessId: 'the cardId',
     data: CardTransactionData, example: {
       transId: 'txmiabc123def456789', cardId: card.cardId, organizationId: card.organizationId, subjectType: 'CUSTOMER', subjectId: card.subjectId,

@@ -7,6 +7,7 @@ import type {
 } from '../contract/cards.ts';
 import type { WireAmount } from '../contract/wire.ts';
 import type { EncryptedSecureCard } from '../secure-card.ts';
+import type { ActivatePhysicalParams, CardUpgrade, UpgradePhysicalParams } from './card-upgrades.ts';
 
 // Request and answer types come from the schemas that validate the routes (sdk/contract/cards.ts).
 
@@ -139,5 +140,28 @@ export class CardsResource {
    */
   transfer(params: TransferParams): Promise<Transfer> {
     return this.http.call('POST', '/open-api-corp/fund/v1/transfer', { body: params });
+  }
+
+  /**
+   * Upgrades an ACTIVE virtual card to a physical one (fees charged now); the card keeps its id and number.
+   * @example const upgrade = await client.cards.upgradePhysical({ cardId, upgradeRef: 'upgrade-0001', cardProfileId: 'sbx-visa-shared-physical' });
+   */
+  upgradePhysical(params: UpgradePhysicalParams): Promise<CardUpgrade> {
+    return this.http.call('POST', '/open-api-corp/card/v1/upgrade-physical', { body: params });
+  }
+
+  /** Cancels an upgrade before it is shipped; the fees are refunded. @example await client.cards.cancelUpgrade('upgrade-0001'); */
+  cancelUpgrade(upgradeRef: string): Promise<CardUpgrade> {
+    return this.http.call('POST', '/open-api-corp/card/v1/cancel-upgrade', { body: { upgradeRef } });
+  }
+
+  /** @example const upgrade = await client.cards.upgradeDetail('upgrade-0001'); // status, carrier, trackingNumber, ... */
+  upgradeDetail(upgradeRef: string): Promise<CardUpgrade> {
+    return this.http.call('GET', '/open-api-corp/card/v1/upgrade-detail', { query: { upgradeRef } });
+  }
+
+  /** Activates the shipped card with the code on its carrier. @example await client.cards.activatePhysical({ cardId, activationCode: '204817' }); */
+  activatePhysical(params: ActivatePhysicalParams): Promise<CardUpgrade> {
+    return this.http.call('POST', '/open-api-corp/card/v1/activate-physical', { body: params });
   }
 }

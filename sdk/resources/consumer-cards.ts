@@ -4,6 +4,7 @@ import type {
   ConsumerApplyBody, ConsumerApplyView, ConsumerBlockBody, ConsumerCardPage, ConsumerCardView, ConsumerListQuery, ConsumerTransaction,
   ConsumerTransactionPage, ContactBody, ContactView, FiatTransactionsQuery, SendCodeBody, SendCodeView,
 } from '../contract/consumer-cards.ts';
+import type { CardUpgrade, ConsumerActivatePhysicalParams, ConsumerUpgradePhysicalParams } from './card-upgrades.ts';
 
 // Request and answer types come from the schemas that validate the routes (sdk/contract/consumer-cards.ts).
 
@@ -55,5 +56,27 @@ export class ConsumerCardsResource {
 
   statementDetail(externalUserId: string, transId: string): Promise<ConsumerCardTransaction> {
     return this.http.call('GET', '/card/v2/statements/detail', { query: { externalUserId, transId } });
+  }
+
+  /**
+   * Upgrades the user's ACTIVE virtual card to a physical one (fees charged now from the funding asset).
+   * @example await client.consumerCards.upgradePhysical({ externalUserId: 'u-1', cardId, upgradeRef: 'upgrade-0001', cardProfileId: 'sbx-visa-consumer-physical', shippingAddress: { addressLine1: '1 Queen\'s Road Central', city: 'Central', state: 'Hong Kong Island', addressCountryCode: 'HK' } });
+   */
+  upgradePhysical(params: ConsumerUpgradePhysicalParams): Promise<CardUpgrade> {
+    return this.http.call('POST', '/card/v2/upgrade-physical', { body: params });
+  }
+
+  /** Cancels an upgrade before it is shipped; the fees are refunded. */
+  cancelUpgrade(externalUserId: string, upgradeRef: string): Promise<CardUpgrade> {
+    return this.http.call('POST', '/card/v2/cancel-upgrade', { body: { externalUserId, upgradeRef } });
+  }
+
+  upgradeDetail(externalUserId: string, upgradeRef: string): Promise<CardUpgrade> {
+    return this.http.call('GET', '/card/v2/upgrade-detail', { query: { externalUserId, upgradeRef } });
+  }
+
+  /** Activates the shipped card with the code on its carrier. */
+  activatePhysical(params: ConsumerActivatePhysicalParams): Promise<CardUpgrade> {
+    return this.http.call('POST', '/card/v2/activate-physical', { body: params });
   }
 }

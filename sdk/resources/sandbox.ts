@@ -8,6 +8,7 @@ import type { AuthUrlTestReport, SimulateAuthorizationBody, SimulateRefundBody, 
 import type { SimulateQrPaymentBody } from '../contract/qr-payments.ts';
 import type { CardTransaction } from './transactions.ts';
 import type { QrPayment } from './qr-payments.ts';
+import type { CardShipmentParams, CardShipmentResult } from './card-upgrades.ts';
 
 // Request and answer types come from the schemas that validate the routes (sdk/contract/sandbox.ts).
 export type DepositParams = Static<typeof SimulateDepositBody>;
@@ -93,5 +94,13 @@ export class SandboxResource {
    */
   testAuthUrl(): Promise<AuthUrlTest> {
     return this.http.call('POST', '/open-api/sandbox/v1/auth-url/test', { body: {} });
+  }
+
+  /**
+   * Plays the card bureau for a physical card upgrade; SHIPPED answers the activation code on the carrier.
+   * @example const { activationCode } = await client.sandbox.cardShipment({ upgradeRef: 'upgrade-0001', status: 'SHIPPED', carrier: 'DHL', trackingNumber: 'JD0146' });
+   */
+  cardShipment(params: CardShipmentParams): Promise<CardShipmentResult> {
+    return this.http.call('POST', '/open-api/sandbox/v1/simulate/card-shipment', { body: params });
   }
 }

@@ -12,6 +12,8 @@ export const ERROR_CATALOG = {
   SYS_RATE_LIMITED: { httpStatus: 429, message: 'Too many requests; retry after the interval in Retry-After' },
   SYS_INTERNAL_ERROR: { httpStatus: 500, message: 'Internal error' },
   SYS_UNAUTHORIZED: { httpStatus: 401, message: 'Missing or wrong admin bearer token' },
+  // Issue 28: the database is unreachable (down, restarting or failing over); nothing was changed.
+  SYS_UNAVAILABLE: { httpStatus: 503, message: 'Service temporarily unavailable; nothing was changed, retry after the interval in Retry-After' },
   // Authentication (D5): 401 except the IP whitelist (403).
   DAPI_API_KEY_INVALID: { httpStatus: 401, message: 'Missing or unknown API key' },
   DAPI_SIGN_INVALID: { httpStatus: 401, message: 'Missing or wrong signature' },
@@ -68,6 +70,13 @@ export const ERROR_CATALOG = {
   // Managed-balance model (issue 11).
   ASSET_INVALID: { httpStatus: 200, message: 'Asset is not supported' },
   CONVERSION_NOT_AVAILABLE: { httpStatus: 200, message: 'No conversion rate is set between these assets' },
+  // Physical card upgrades (issue 30, D52).
+  CARD_UPGRADE_REF_DUPLICATE: { httpStatus: 200, message: 'upgradeRef already used' },
+  CARD_UPGRADE_IN_PROGRESS: { httpStatus: 200, message: 'The card already has an open physical card upgrade' },
+  CARD_UPGRADE_NOT_FOUND: { httpStatus: 200, message: 'Physical card upgrade not found' },
+  CARD_UPGRADE_STATUS_INVALID: { httpStatus: 200, message: 'The upgrade\'s status forbids this change' },
+  CARD_ACTIVATION_CODE_INVALID: { httpStatus: 200, message: 'The activation code is wrong' },
+  CARD_ACTIVATION_LOCKED: { httpStatus: 200, message: 'Activation is locked after 5 wrong codes; an operator must unlock it' },
 } as const satisfies Record<string, { httpStatus: number; message: string }>;
 
 export type ErrorCode = Exclude<keyof typeof ERROR_CATALOG, 'SYS_SUCCESS'>;

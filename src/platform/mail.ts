@@ -1,4 +1,4 @@
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Config } from '../config.ts';
 import type { Db, Queryable } from './db/db.ts';
 import { newId } from './crypto/secrets.ts';
@@ -24,10 +24,17 @@ export interface Logger {
  * caller's transaction so a message exists exactly when the change that caused it committed.
  */
 export class Mailer {
-  private readonly transport: Transporter | null;
+  /** Whether mail goes out over SMTP; the SMTP client itself is loaded at the first delivery. */
+  private readonly transport: boolean;
+  private smtp: Promise<Transporter> | null = null;
 
   constructor(private readonly config: Config, private readonly db: Db, private readonly log: Logger) {
-    this.transport = config.smtpUrl ? nodemailer.createTransport(config.smtpUrl) : null;
+    this.transport = config.smtpUrl !== null;
+  }
+
+  private smtpClient(): Promise<Transporter> {
+    this.smtp ??= import('nodemailer').then((m) => m.default.createTransport(this.config.smtpUrl!));
+    return this.smtp;
   }
 
   /** Records the message in the caller's transaction; call deliver() with the id after commit. */
@@ -49,7 +56,7 @@ export class Mailer {
     if (!this.transport || !message) return;
     this.pending.delete(mailId);
     try {
-      await this.transport.sendMail({ from: this.config.mailFrom, to: message.to, subject: message.subject, text: message.body });
+      await (await this.smtpClient()).sendMail({ from: this.config.mailFrom, to: message.to, subject: message.subject, text: message.body });
       await markMailSent(this.db, mailId);
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);

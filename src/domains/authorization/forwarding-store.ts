@@ -71,16 +71,21 @@ export async function upsertForwardingSettings(q: Queryable, s: ForwardingSettin
 }
 
 export type ForwardingOutcome = 'APPROVED' | 'DECLINED' | 'STAND_IN_APPROVED' | 'STAND_IN_DECLINED';
+/** Why no valid answer applied the stand-in (D37); SERVICE_ERROR: the service failed between the hold and the decision (issue 26). */
+export const STAND_IN_REASONS = ['TIMEOUT', 'TRANSPORT_ERROR', 'BLOCKED', 'HTTP_STATUS', 'MALFORMED_ANSWER', 'DECRYPTION_FAILED',
+  'SIGNATURE_INVALID', 'TRANS_ID_MISMATCH', 'NOT_CONFIGURED', 'SERVICE_ERROR'] as const;
+export type StandInReason = (typeof STAND_IN_REASONS)[number];
 
 export interface ForwardingRow {
   forwardingId: string;
   partnerId: string;
   transId: string | null;
   networkTransactionId: string;
-  keyId: string;
-  authUrl: string;
+  /** Null for a SERVICE_ERROR stand-in (the request may never have been built). */
+  keyId: string | null;
+  authUrl: string | null;
   outcome: ForwardingOutcome;
-  standInReason: string | null;
+  standInReason: StandInReason | null;
   declineReason: string | null;
   httpStatus: number | null;
   latencyMs: number;
@@ -100,15 +105,34 @@ export async function insertForwarding(q: Queryable, f: Omit<ForwardingRow, 'for
   return rows[0].id;
 }
 
+/**
+ * Issue 26: an approval recorded by the request that holds the awaited decision, in one statement:
+ * the claim deleted and the forwarding record inserted together. False (nothing written) when the
+ * token no longer holds it: decided already, or taken over after its due time.
+ */
+export async function insertApprovalForwarding(
+  q: Queryable, claim: { transId: string; token: string },
+  f: Omit<ForwardingRow, 'forwardingId' | 'partnerId' | 'transId' | 'networkTransactionId' | 'test'>,
+): Promise<boolean> {
+  const rows = await q.query(
+    `WITH claimed AS (
+       DELETE FROM auth_decisions d USING card_transactions t
+        WHERE d.trans_id = $1 AND d.lease_token = $2 AND t.trans_id = d.trans_id
+       RETURNING d.partner_id, t.network_transaction_id)
+     INSERT INTO auth_forwardings (partner_id, trans_id, network_transaction_id, key_id, auth_url, outcome, stand_in_reason, decline_reason,
+       http_status, latency_ms, error, test, created_at)
+     SELECT c.partner_id, $1, c.network_transaction_id, $3::text, $4::text, $5::text, $6::text, $7::text, $8::integer, $9::integer, $10::text,
+            false, $11::timestamptz
+       FROM claimed c
+     RETURNING 1`,
+    [claim.transId, claim.token, f.keyId, f.authUrl, f.outcome, f.standInReason, f.declineReason, f.httpStatus, f.latencyMs, f.error, f.createdAt],
+  );
+  return rows.length > 0;
+}
+
 const FORWARDING_COLUMNS = `forwarding_id::text AS "forwardingId", partner_id AS "partnerId", trans_id AS "transId",
   network_transaction_id AS "networkTransactionId", key_id AS "keyId", auth_url AS "authUrl", outcome, stand_in_reason AS "standInReason",
   decline_reason AS "declineReason", http_status AS "httpStatus", latency_ms AS "latencyMs", error, test, created_at AS "createdAt"`;
-
-/** Whether a decision (the partner's or a stand-in) was already applied to this authorization. */
-export async function hasForwardingDecision(q: Queryable, transId: string): Promise<boolean> {
-  const rows = await q.query(`SELECT 1 FROM auth_forwardings WHERE trans_id = $1 LIMIT 1`, [transId]);
-  return rows.length > 0;
-}
 
 export async function listForwardings(
   q: Queryable, f: { partnerId: string | null; transId: string | null }, limit: number, offset: number,

@@ -7,11 +7,10 @@
  *   answer   the same shape from the partner: data encrypted with the service public key, sign by the
  *            partner's private key over the plaintext {transId, approved, declineReason}
  *
- * A valid approval passes; a valid decline is PARTNER_DECLINED (declineDetail = the partner's
- * reason). Anything else (late, transport error, non-2xx, garbage, undecryptable, bad signature,
- * another transId) applies the partner's stand-in setting: DECLINE (default) is PARTNER_TIMEOUT
- * with declineDetail naming what went wrong, APPROVE passes. Every forwarding is recorded with its
- * latency, outcome and stand-in reason, and counted per outcome.
+ * This stage only exchanges: it reports the partner's verified answer, or why there is none (late,
+ * transport error, non-2xx, garbage, undecryptable, bad signature, another transId). The engine
+ * (decision.ts) applies the stand-in, records the forwarding with the decision in one transaction,
+ * and cleans every string relayed from the partner before it is stored or answered.
  */
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -23,21 +22,17 @@ import type { Db } from '../../platform/db/db.ts';
 import { stringifyJson } from '../../platform/http/json.ts';
 import { partnersByIds } from '../partners/index.ts';
 import { postToAuthUrl, type AuthUrlTarget } from './auth-url-http.ts';
-import {
-  findForwardingSettings, hasForwardingDecision, insertForwarding, type ForwardingOutcome,
-} from './forwarding-store.ts';
+import { decisionOf, type PartnerDecisionStage, type PartnerExchange } from './decision.ts';
+import { findForwardingSettings, insertForwarding, type ForwardingOutcome, type StandInReason } from './forwarding-store.ts';
 import type { TransactionView } from './schemas.ts';
-import type { PartnerDecision, PartnerDecisionStage } from './service.ts';
 import type { ServiceKeys } from './service-keys.ts';
 
-export type StandInReason = 'TIMEOUT' | 'TRANSPORT_ERROR' | 'BLOCKED' | 'HTTP_STATUS' | 'MALFORMED_ANSWER' | 'DECRYPTION_FAILED'
-  | 'SIGNATURE_INVALID' | 'TRANS_ID_MISMATCH' | 'NOT_CONFIGURED';
+export type { StandInReason };
 
 /** Header naming the service key of a forwarded request. */
 export const SERVICE_KEY_HEADER = 'x-dapi-service-key-id';
 /** A partner's settings (auth_url, key, deadline) are re-read after this long. */
 const TARGET_CACHE_MS = 1_000;
-const PARTNER_REASON = /^[A-Z0-9_]{1,40}$/;
 
 interface ForwardTarget extends AuthUrlTarget {
   publicKey: ReturnType<typeof parseExternalPublicKey>;
@@ -117,52 +112,16 @@ export class AuthUrlForwarder implements PartnerDecisionStage {
     else this.targets.delete(partnerId);
   }
 
-  async decided(transId: string): Promise<boolean> {
-    return hasForwardingDecision(this.deps.db, transId);
-  }
-
-  async decide(input: { partnerId: string; transaction: TransactionView }): Promise<PartnerDecision> {
+  async forward(input: { partnerId: string; transaction: TransactionView; deadline: Date }): Promise<PartnerExchange | null> {
     const target = await this.targetOf(input.partnerId);
-    if (!target) return { approved: true };
-    const deadline = new Date(this.deps.clock.now() + target.deadlineMs);
-    const report = await this.exchange(target, businessFields(input.transaction, deadline));
-    const outcome: ForwardingOutcome = report.answer
-      ? (report.answer.approved ? 'APPROVED' : 'DECLINED')
-      : (target.standIn === 'APPROVE' ? 'STAND_IN_APPROVED' : 'STAND_IN_DECLINED');
-    await this.record(target, input.transaction.transId, input.transaction.networkTransactionId, report, outcome, false);
-    if (outcome === 'APPROVED' || outcome === 'STAND_IN_APPROVED') {
-      // The record just written, as card_transaction_json shows it (no second read).
-      return {
-        approved: true,
-        recorded: {
-          outcome, standInReason: report.standInReason, partnerDeclineReason: null, latencyMs: report.latencyMs, httpStatus: report.httpStatus,
-        },
-      };
-    }
-    if (outcome === 'DECLINED') {
-      const reason = report.answer?.declineReason ?? null;
-      return { approved: false, declineReason: 'PARTNER_DECLINED', declineDetail: reason !== null && PARTNER_REASON.test(reason) ? reason : null };
-    }
-    return { approved: false, declineReason: 'PARTNER_TIMEOUT', declineDetail: report.standInReason };
+    if (!target) return null;
+    // The engine's deadline (the partner's setting when the hold was taken) bounds the wait.
+    const deadlineMs = Math.max(1, input.deadline.getTime() - this.deps.clock.now());
+    return exchangeOf(target, await this.exchange({ ...target, deadlineMs }, businessFields(input.transaction, input.deadline)));
   }
 
-  async record(target: ForwardTarget, transId: string | null, networkTransactionId: string, report: ExchangeReport, outcome: ForwardingOutcome, test: boolean) {
+  decided(outcome: ForwardingOutcome): void {
     this.counters[outcome]++;
-    await insertForwarding(this.deps.db, {
-      partnerId: target.partnerId,
-      transId,
-      networkTransactionId,
-      keyId: report.keyId,
-      authUrl: target.url,
-      outcome,
-      standInReason: report.standInReason,
-      declineReason: report.answer && !report.answer.approved ? (report.answer.declineReason ?? '').slice(0, 64) || null : null,
-      httpStatus: report.httpStatus,
-      latencyMs: report.latencyMs,
-      error: report.error,
-      test,
-      createdAt: new Date(this.deps.clock.now()),
-    });
   }
 
   /** One request and its verified answer (or why there is none). */
@@ -231,21 +190,32 @@ export class AuthUrlForwarder implements PartnerDecisionStage {
       transactionTime: now.toISOString(), deadline: new Date(now.getTime() + target.deadlineMs).toISOString(), test: true,
     };
     const report = await this.exchange(target, fields);
-    const outcome: ForwardingOutcome = report.answer ? (report.answer.approved ? 'APPROVED' : 'DECLINED')
-      : (target.standIn === 'APPROVE' ? 'STAND_IN_APPROVED' : 'STAND_IN_DECLINED');
-    await this.record(target, null, fields.networkTransactionId, report, outcome, true);
+    const { outcome, record } = decisionOf(exchangeOf(target, report), target.standIn);
+    await insertForwarding(this.deps.db, {
+      ...record, partnerId: target.partnerId, transId: null, networkTransactionId: fields.networkTransactionId, test: true, createdAt: now,
+    });
+    this.decided(outcome);
     return {
       configured: true,
       transId: fields.transId,
       delivered: report.delivered,
       answerVerified: report.answer !== null,
       approved: report.answer?.approved ?? null,
-      declineReason: report.answer?.declineReason ?? null,
-      standInReason: report.standInReason,
+      // As recorded: the partner's text cleaned and bounded before it is echoed.
+      declineReason: record.declineReason,
+      standInReason: record.standInReason,
       outcome,
-      httpStatus: report.httpStatus,
-      latencyMs: report.latencyMs,
-      error: report.error,
+      httpStatus: record.httpStatus,
+      latencyMs: record.latencyMs,
+      error: record.error,
     };
   }
+}
+
+/** What the engine records of an exchange. */
+function exchangeOf(target: ForwardTarget, report: ExchangeReport): PartnerExchange {
+  return {
+    answer: report.answer, standInReason: report.standInReason, keyId: report.keyId, authUrl: target.url, httpStatus: report.httpStatus,
+    latencyMs: report.latencyMs, error: report.error,
+  };
 }

@@ -2,9 +2,12 @@
 export { authorizationRoutes, type AuthorizationRouteDeps } from './routes.ts';
 export {
   authorize, clear, reverse, refund, expireHolds, holdExpiryJob, listTransactions, queryTransaction, HOLD_EXPIRY_MS, HOLD_EXPIRY_BATCH,
-  approveEverything, DECLINE_REASONS,
-  type AssetRate, type AuthorizationDeps, type PartnerDecisionStage, type PartnerDecision, type DeclineReason,
+  DECLINE_REASONS, type AssetRate, type AuthorizationDeps, type DeclineReason,
 } from './service.ts';
+export {
+  approveEverything, decisionRecoveryJob, recoverDecisions, DECISION_GRACE_MS, DECISION_RECOVERY_INTERVAL_MS,
+  type PartnerDecisionStage, type PartnerExchange,
+} from './decision.ts';
 export { NetworkAuthenticator, type NetworkCaller } from './network-keys.ts';
 export type { TransactionView } from './schemas.ts';
 export { AuthUrlForwarder, businessFields, SERVICE_KEY_HEADER, type StandInReason } from './forwarding.ts';

@@ -1,7 +1,7 @@
 /**
  * Metrics and trace spans of the authorization engine (issue 27, docs/observability.md), observed
  * at its seams so the pipeline itself stays as it is: the use cases as the routes call them, and
- * the partner-decision stage as it is plugged in (src/app.ts).
+ * the partner-decision stage as it is plugged in (src/app.ts; decision.ts records what it reports).
  *
  * Labels are closed sets: the source, the outcome, a D47 decline reason, a stand-in reason, a code
  * of the error catalog. No card id, transId, amount or merchant ever becomes a label.
@@ -10,7 +10,9 @@ import { ApiError } from '../../platform/errors.ts';
 import { counter, histogram } from '../../platform/metrics.ts';
 import { inSpan } from '../../platform/tracing.ts';
 import type { TransactionView } from './schemas.ts';
-import { DECLINE_REASONS, type PartnerDecision, type PartnerDecisionStage } from './service.ts';
+import type { PartnerDecisionStage, PartnerExchange } from './decision.ts';
+import { STAND_IN_REASONS } from './forwarding-store.ts';
+import { DECLINE_REASONS } from './service.ts';
 import type { Source } from './store.ts';
 
 const SOURCES: Record<Source, string> = { SANDBOX: 'sandbox', NETWORK: 'network' };
@@ -23,10 +25,13 @@ const decisionDuration = histogram('authorization_decision_duration_seconds',
 const settlements = counter('authorization_settlement_messages_total',
   'Settlement messages (clearing, reversal, refund) by type, source and result (ok or the error code)', ['type', 'source', 'result']);
 const forwardings = counter('authorization_forwardings_total',
-  'Authorizations forwarded to a partner\'s auth_url, by outcome (APPROVED, DECLINED, STAND_IN_APPROVED, STAND_IN_DECLINED) and stand-in reason (none when the partner answered)',
-  ['outcome', 'stand_in_reason']);
+  'Decisions recorded for authorizations forwarded to a partner\'s auth_url, by outcome (APPROVED, DECLINED, STAND_IN_APPROVED, STAND_IN_DECLINED)',
+  ['outcome']);
+const standIns = counter('authorization_forwarding_stand_ins_total',
+  'Forwardings without a valid answer from the partner, by stand-in reason (TIMEOUT, TRANSPORT_ERROR, HTTP_STATUS, SIGNATURE_INVALID, SERVICE_ERROR, ...)',
+  ['stand_in_reason']);
 const forwardingDuration = histogram('authorization_forwarding_duration_seconds',
-  'Time an authorization waited for its partner\'s decision at the auth_url (the exchange, its checks and its record)');
+  'Time an authorization waited for its partner\'s answer at the auth_url (the exchange and its checks)');
 
 // Every decline reason exists as a series from the start: a rate over a reason that never
 // happened is 0, not absent, so the spike alert sees its first occurrence.
@@ -34,9 +39,8 @@ for (const source of Object.values(SOURCES)) {
   decisions.inc({ source, outcome: 'approved', reason: 'none' }, 0);
   for (const reason of DECLINE_REASONS) decisions.inc({ source, outcome: 'declined', reason }, 0);
 }
-for (const outcome of ['APPROVED', 'DECLINED', 'STAND_IN_APPROVED', 'STAND_IN_DECLINED']) {
-  forwardings.inc({ outcome, stand_in_reason: 'none' }, 0);
-}
+for (const outcome of ['APPROVED', 'DECLINED', 'STAND_IN_APPROVED', 'STAND_IN_DECLINED']) forwardings.inc({ outcome }, 0);
+for (const reason of STAND_IN_REASONS) standIns.inc({ stand_in_reason: reason }, 0);
 
 /** A label value from a value that should be in a closed set; anything else is OTHER. */
 function bounded(value: string | null | undefined, allowed: readonly string[] | RegExp): string {
@@ -91,37 +95,40 @@ export async function observedSettlement(type: 'clearing' | 'reversal' | 'refund
 
 const STAND_IN = /^[A-Z_]{1,32}$/;
 
-/** The outcome and stand-in reason of a decision that asked the partner; null when nobody was asked. */
-function forwardingOf(decision: PartnerDecision): { outcome: string; standInReason: string } | null {
-  if (decision.approved) {
-    const recorded = decision.recorded;
-    if (!recorded) return null;
-    return { outcome: bounded(recorded.outcome, STAND_IN), standInReason: bounded(recorded.standInReason, STAND_IN) };
-  }
-  if (decision.declineReason === 'PARTNER_DECLINED') return { outcome: 'DECLINED', standInReason: 'none' };
-  return { outcome: 'STAND_IN_DECLINED', standInReason: bounded(decision.declineDetail, STAND_IN) };
-}
-
 /**
- * The partner-decision stage (D34, D37) with its span and metrics: the forwarding's outcome,
- * stand-in reason and how long the authorization waited for it. The HTTP request to the auth_url
- * is a child span of `authorization.partner_decision` and carries its `traceparent`.
+ * The partner-decision stage (D34, D37) with its span and metrics: the decision recorded
+ * (`decided`, once per forwarded authorization), why the partner gave no valid answer (the
+ * exchange's stand-in reason) and how long the authorization waited for the exchange. The HTTP
+ * request to the auth_url is a child span of `authorization.partner_decision` and carries its
+ * `traceparent`.
  */
 export function observedDecisionStage(stage: PartnerDecisionStage): PartnerDecisionStage {
   return {
-    decided: stage.decided?.bind(stage),
-    decide: (input) => inSpan('authorization.partner_decision', async (span) => {
+    forward: (input) => inSpan('authorization.partner_decision', async (span) => {
       const started = performance.now();
-      const decision = await stage.decide(input);
-      const forwarding = forwardingOf(decision);
-      if (forwarding) {
-        forwardings.inc({ outcome: forwarding.outcome, stand_in_reason: forwarding.standInReason });
-        forwardingDuration.observe((performance.now() - started) / 1000);
-        span.setAttribute('app.forwarding.outcome', forwarding.outcome);
-        if (forwarding.standInReason !== 'none') span.setAttribute('app.forwarding.stand_in_reason', forwarding.standInReason);
+      let exchange: PartnerExchange | null;
+      try {
+        exchange = await stage.forward(input);
+      } catch (err) {
+        standIns.inc({ stand_in_reason: 'SERVICE_ERROR' });
+        throw err;
       }
-      span.setAttribute('app.forwarded', forwarding !== null);
-      return decision;
+      span.setAttribute('app.forwarded', exchange !== null);
+      if (exchange) {
+        forwardingDuration.observe((performance.now() - started) / 1000);
+        span.setAttribute('app.forwarding.answered', exchange.answer !== null);
+        if (exchange.answer) span.setAttribute('app.forwarding.approved', exchange.answer.approved);
+        if (exchange.standInReason) {
+          const reason = bounded(exchange.standInReason, STAND_IN);
+          standIns.inc({ stand_in_reason: reason });
+          span.setAttribute('app.forwarding.stand_in_reason', reason);
+        }
+      }
+      return exchange;
     }),
+    decided: (outcome) => {
+      forwardings.inc({ outcome: bounded(outcome, STAND_IN) });
+      stage.decided?.(outcome);
+    },
   };
 }

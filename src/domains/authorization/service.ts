@@ -3,7 +3,8 @@
  * network ingress. Use cases read as the story of a card payment:
  *
  *   authorize()   card -> card status -> capabilities -> velocity -> funds free -> freeze
- *                 -> partner decision; one database call books it (card_authorize, migration 050)
+ *                 -> partner decision; one database call books it (card_authorize, migration 050);
+ *                 the partner decision after the hold is decision.ts (issue 26)
  *   clear()       releases the hold and posts the final amount (smaller, equal or larger: D33)
  *   reverse()     releases (part of) the hold and gives the usage back in the original periods (D32)
  *   refund()      credits free; usage stays (D32)
@@ -12,6 +13,8 @@
  * Every network message is idempotent on its networkTransactionId: copies serialize on an advisory
  * lock and the later ones are answered from the first one's record.
  */
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../../config.ts';
 import { newId } from '../../platform/crypto/secrets.ts';
 import { minorUnits } from '../../platform/currencies.ts';
 import type { Queryable } from '../../platform/db/db.ts';
@@ -28,15 +31,18 @@ import { CAPABILITY_BLOCKERS, isIsoCountry } from '../organizations/index.ts';
 import { periodKeys, releaseUsage } from '../velocity/index.ts';
 import {
   authorizeInDb, dueHoldsBacklog, findAuthorization, leaseDueHolds, lockLeasedHold, releaseHoldLease, findTransactionJson, insertSettlement, listTransactions as listTransactionRows,
-  lockAuthorization, lockNetworkMessage, resolveTransactionIds, transactionJson, transactionJsonByNetworkId, updateAuthorization,
+  lockAuthorization, lockNetworkMessage, resolveTransactionIds, transactionJsonByNetworkId, updateAuthorization,
   type ExpiringHold, type Source, type TransactionRow,
 } from './store.ts';
 import { runJobOnce, type JobDefinition, type JobLog } from '../../platform/jobs.ts';
 import { inSpan } from '../../platform/tracing.ts';
 import type { TransactionView } from './schemas.ts';
+import { approveEverything, awaitDecision, DECISION_GRACE_MS, decideAfterHold, type PartnerDecisionStage } from './decision.ts';
 
 /** D34: holds not cleared in 30 days expire. */
 export const HOLD_EXPIRY_MS = 30 * 24 * 60 * 60 * 1000;
+/** D37: a partner's auth_url answers within 2 s unless configured otherwise. */
+const DEFAULT_FORWARD_DEADLINE_MS = 2_000;
 /** The decline reasons of D47 this engine answers with. */
 export const DECLINE_REASONS = [
   'CARD_BLOCKED', 'CARD_CANCELLED', 'CAPABILITY_FROZEN', 'VELOCITY_LIMIT_EXCEEDED', 'MCC_NOT_ALLOWED', 'COUNTRY_NOT_ALLOWED',
@@ -47,20 +53,6 @@ export type DeclineReason = (typeof DECLINE_REASONS)[number];
 const NETWORK_SETTLEMENT_OWNER = 'CARD_NETWORK';
 const SETTLEMENT_RULES = { maxScale: CORPORATE_SCALE, sign: 'positive' } as const;
 
-/**
- * The stage after funds (D34, D37): a partner with an auth_url gets the final say on its
- * corporate cards' spend. Until RSA forwarding lands every authorization passes it unchanged.
- */
-export type PartnerDecision =
-  | { approved: true; /** The partner was asked: what the transaction now shows as its partnerDecision. */ recorded?: TransactionView['partnerDecision'] }
-  | { approved: false; declineReason: 'PARTNER_DECLINED' | 'PARTNER_TIMEOUT'; declineDetail?: string | null };
-export interface PartnerDecisionStage {
-  decide(input: { partnerId: string; transaction: TransactionView }): Promise<PartnerDecision>;
-  /** Whether a decision was already taken for this authorization (a network retry is forwarded again only when not). */
-  decided?(transId: string): Promise<boolean>;
-}
-export const approveEverything: PartnerDecisionStage = { decide: async () => ({ approved: true }) };
-
 /** D35: an asset's rate to USD (units per USD) as the managed-balance model keeps it; null when it has none. */
 export interface AssetRate {
   usdPegged: boolean;
@@ -69,7 +61,10 @@ export interface AssetRate {
 }
 
 export interface AuthorizationDeps extends Pick<AppContext, 'db' | 'clock' | 'mailer'> {
+  /** The partner decision after the funds stage (D34, D37): the auth_url forwarder; tests inject others. */
   partnerDecision?: PartnerDecisionStage;
+  /** AUTH_FORWARD_DEADLINE_MS: the answer deadline of partners without their own (D37, default 2000 ms). */
+  config?: Pick<Config, 'authForwardDeadlineMs'>;
   /** The funds seam of consumer cards: the current rate of a funding asset (refunds without the purchase they return). */
   assetRate?: (q: Queryable, asset: string) => Promise<AssetRate | null>;
 }
@@ -134,6 +129,8 @@ export async function authorize(deps: AuthorizationDeps, input: AuthorizationInp
   if (!isIsoCountry(input.merchantCountry)) throw paramInvalid('merchantCountry', 'must be an ISO 3166-1 alpha-2 code');
   const at = now(deps);
   const keys = periodKeys(at);
+  // This request's claim on the partner decision, should the approval be forwarded (issue 26).
+  const decisionToken = randomUUID();
   // One span for the checks card_authorize runs in one call: card, status, capabilities, velocity, funds (issue 27).
   const result = await inSpan('authorization.checks', () => authorizeInDb(deps.db, {
     partnerId: input.partnerId,
@@ -159,28 +156,32 @@ export async function authorize(deps: AuthorizationDeps, input: AuthorizationInp
     eventId: newId('ev'),
     alertEventId: newId('ev'),
     expiryDueAt: new Date(at.getTime() + HOLD_EXPIRY_MS),
+    decisionToken,
+    defaultDeadlineMs: deps.config?.authForwardDeadlineMs ?? DEFAULT_FORWARD_DEADLINE_MS,
+    decisionGraceMs: DECISION_GRACE_MS,
   }));
   if (result.outcome === 'CARD_INVALID') throw new ApiError('CARD_INVALID', `Card ${input.cardId} does not exist`);
   const transaction = view(result.body);
   const partnerId = result.partnerId;
   invariant(partnerId !== null, `authorization ${transaction.transId} has a partner`);
-  assertAuthorizationShape(transaction);
-  if (!transaction.approved) return transaction;
-  // The LOW_BALANCE event committed with the authorization; its emails go out now (2.12).
+  // A copy shows the record as it is now (perhaps cleared or reversed since); only a new one is checked.
+  if (result.outcome !== 'REPLAY') assertAuthorizationShape(transaction);
+  let answer = transaction;
+  // Issue 26: a forwarded approval awaits its partner decision. The request that booked the hold
+  // asks the partner once; copies of the message answer from the decision it records. Neither throws.
+  if (result.standIn !== null) {
+    invariant(result.deadlineMs !== null, `awaited decision of ${transaction.transId} has a deadline`);
+    const awaiting = { transaction, partnerId, standIn: result.standIn, deadlineMs: result.deadlineMs };
+    const stage = deps.partnerDecision ?? approveEverything;
+    answer = result.outcome === 'REPLAY' ? await awaitDecision(deps, stage, awaiting) : await decideAfterHold(deps, stage, awaiting, decisionToken);
+  }
+  // The LOW_BALANCE event committed with the hold; its emails go out now (2.12). A failure here
+  // changes nothing of the authorization (the event stands; the answer is the decision).
   if (result.outcome === 'NEW_LOW_BALANCE') {
     invariant(transaction.organizationId !== null, `LOW_BALANCE of ${transaction.transId} is a company pool's`);
-    await mailLowBalanceAlert(deps, { organizationId: transaction.organizationId, currency: transaction.billingCurrency });
+    await mailLowBalanceAlert(deps, { organizationId: transaction.organizationId, currency: transaction.billingCurrency }).catch(() => 0);
   }
-  // Consumer cards (managed-balance model) are never forwarded to the partner (spec 1).
-  const stage = transaction.subjectType === 'USER' ? approveEverything : deps.partnerDecision ?? approveEverything;
-  // D37: a network retry of an authorization still waiting for its partner is forwarded again with
-  // the same networkTransactionId; once decided, a retry is answered from the record.
-  if (result.outcome === 'REPLAY' && (transaction.status !== 'PENDING' || !stage.decided || await stage.decided(transaction.transId))) {
-    return transaction;
-  }
-  const decision = await stage.decide({ partnerId, transaction });
-  if (decision.approved) return decision.recorded ? { ...transaction, partnerDecision: decision.recorded } : transaction;
-  return declineAfterHold(deps, transaction.transId, decision.declineReason, decision.declineDetail ?? null);
+  return answer;
 }
 
 /** Pair assertions on what the database booked: an approval holds exactly its billing amount. */
@@ -194,21 +195,6 @@ function assertAuthorizationShape(t: TransactionView): void {
     invariant((DECLINE_REASONS as readonly string[]).includes(t.declineReason ?? ''), `declined ${t.transId} has a D47 reason`);
     invariant(fromDb(String(t.holdAmount)).isZero() && t.outstandingTransactionId === null, `declined ${t.transId} holds nothing`);
   }
-}
-
-/** The partner declined after the hold was taken: give hold and usage back, record the decline. */
-async function declineAfterHold(deps: AuthorizationDeps, transId: string, reason: DeclineReason, detail: string | null): Promise<TransactionView> {
-  return deps.db.tx(async (q) => {
-    const auth = await lockAuthorization(q, { transId });
-    invariant(auth, `authorization ${transId} exists`);
-    // A concurrent copy of the message already applied a decision (or the hold was settled meanwhile).
-    if (auth.status !== 'PENDING' || fromDb(auth.holdAmount).isZero()) return view(await transactionJson(q, transId));
-    const at = now(deps);
-    const released = await releaseHold(q, auth, fromDb(auth.holdAmount), 'PARTNER_DECLINE', at, true);
-    return view(await updateAuthorization(q, {
-      transId, status: 'DECLINED', holdAmount: '0.00', now: at, eventId: newId('ev'), declineReason: reason, declineDetail: detail, fundsHold: released.fundsHold,
-    }));
-  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -259,7 +245,7 @@ function fundsHoldOf(auth: TransactionRow): Amount {
  * asset hold, rounded down, and all of it when the billing hold reaches zero. Returns the posting
  * (null when the share is below one unit of the asset) and the asset hold after, for the record.
  */
-async function releaseHold(
+export async function releaseHold(
   q: Queryable, auth: TransactionRow, amount: Amount, kind: string, at: Date, releasesCount: boolean,
 ): Promise<{ postingId: string | null; fundsHold: string }> {
   invariant(auth.fundsAccountId !== null, `authorization ${auth.transId} has a funds account`);

@@ -36,19 +36,105 @@ export interface AuthorizeRow {
   alertEventId: string;
   /** When the hold expires unless cleared (D34). */
   expiryDueAt: Date;
+  /** Issue 26: this request's claim on the partner decision a forwarded approval awaits (migration 089). */
+  decisionToken: string;
+  /** The answer deadline of partners without their own setting (AUTH_FORWARD_DEADLINE_MS). */
+  defaultDeadlineMs: number;
+  /** How long after its deadline an awaited decision is left to the request that forwards it. */
+  decisionGraceMs: number;
 }
 
 export type AuthorizeOutcome = 'NEW' | 'NEW_LOW_BALANCE' | 'REPLAY' | 'CARD_INVALID';
 
-export async function authorizeInDb(q: Queryable, a: AuthorizeRow): Promise<{ outcome: AuthorizeOutcome; body: string | null; partnerId: string | null }> {
-  const rows = await q.query<{ outcome: AuthorizeOutcome; body: string | null; partnerId: string | null }>(
-    `SELECT outcome, body, answer_partner AS "partnerId" FROM card_authorize($1, $2, $3, $4, $5, $6::numeric, $7, $8::numeric, $9, $10, $11, $12, $13, $14, $15,
-       $16::text[], $17::text[], $18, $19, $20, $21, $22, $23)`,
+export interface AuthorizeResult {
+  outcome: AuthorizeOutcome;
+  body: string | null;
+  partnerId: string | null;
+  /** Non-null while the authorization awaits its partner's decision: the stand-in and deadline it was taken with. */
+  standIn: 'APPROVE' | 'DECLINE' | null;
+  deadlineMs: number | null;
+}
+
+export async function authorizeInDb(q: Queryable, a: AuthorizeRow): Promise<AuthorizeResult> {
+  const rows = await q.query<AuthorizeResult>(
+    `SELECT outcome, body, answer_partner AS "partnerId", stand_in AS "standIn", deadline_ms AS "deadlineMs"
+       FROM card_authorize($1, $2, $3, $4, $5, $6::numeric, $7, $8::numeric, $9, $10, $11, $12, $13, $14, $15,
+       $16::text[], $17::text[], $18, $19, $20, $21, $22, $23, $24, $25, $26)`,
     [a.partnerId, a.cardId, a.source, a.networkTransactionId, a.replayGuard, a.amount, a.currency, a.billingAmount, a.billingCurrency,
       a.merchantName, a.mcc, a.merchantCountry, a.channel, a.now, a.transactionTime, a.periodKeys, a.blockers, a.transId,
-      a.outstandingTransactionId, a.postingId, a.eventId, a.alertEventId, a.expiryDueAt],
+      a.outstandingTransactionId, a.postingId, a.eventId, a.alertEventId, a.expiryDueAt, a.decisionToken, a.defaultDeadlineMs, a.decisionGraceMs],
   );
   return rows[0];
+}
+
+// ---- Awaited partner decisions (issue 26, migration 089) ----
+
+/** A forwarded authorization awaiting its partner's decision. */
+export interface AwaitedDecision {
+  transId: string;
+  partnerId: string;
+  networkTransactionId: string;
+  leaseToken: string;
+  standIn: 'APPROVE' | 'DECLINE';
+  deadlineMs: number;
+  dueAt: Date;
+  attempts: number;
+  createdAt: Date;
+}
+
+const DECISION_COLUMNS = `d.trans_id AS "transId", d.partner_id AS "partnerId", t.network_transaction_id AS "networkTransactionId",
+  d.lease_token AS "leaseToken", d.stand_in AS "standIn", d.deadline_ms AS "deadlineMs", d.due_at AS "dueAt", d.attempts, d.created_at AS "createdAt"`;
+
+/**
+ * Takes the awaited decision of an authorization for deciding it in the caller's transaction (the
+ * row is deleted, so the decision is recorded once): with this request's claim token, or by anyone
+ * once it is overdue. Null when it is decided already or someone else holds it.
+ */
+export async function claimAwaitedDecision(q: Queryable, transId: string, by: { token: string } | { overdueAt: Date }): Promise<AwaitedDecision | null> {
+  const rows = await q.query<AwaitedDecision>(
+    `DELETE FROM auth_decisions d USING card_transactions t
+      WHERE d.trans_id = $1 AND t.trans_id = d.trans_id AND (d.lease_token = $2 OR d.due_at <= $3)
+     RETURNING ${DECISION_COLUMNS}`,
+    [transId, 'token' in by ? by.token : null, 'overdueAt' in by ? by.overdueAt : null],
+  );
+  return rows[0] ?? null;
+}
+
+/** An authorization as the partner sees it and, while its decision is awaited, when that is due. */
+export async function decisionState(q: Queryable, transId: string): Promise<{ body: string; dueAt: Date | null } | null> {
+  const rows = await q.query<{ body: string; dueAt: Date | null }>(
+    `SELECT card_transaction_json(t)::text AS body, d.due_at AS "dueAt"
+       FROM card_transactions t LEFT JOIN auth_decisions d ON d.trans_id = t.trans_id WHERE t.trans_id = $1`,
+    [transId],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Leases awaited decisions past their due time (the recovery job): FOR UPDATE SKIP LOCKED, so
+ * instances skip each other's rows; the due time moves to the lease expiry, the attempt is counted.
+ */
+export async function leaseOverdueDecisions(
+  q: Queryable, l: { token: string; now: Date; until: Date; limit: number; maxAttempts: number },
+): Promise<AwaitedDecision[]> {
+  return q.query<AwaitedDecision>(
+    `WITH due AS (
+       SELECT trans_id AS due_id FROM auth_decisions WHERE due_at <= $1 AND attempts < $5 ORDER BY due_at LIMIT $4 FOR UPDATE SKIP LOCKED),
+     leased AS (
+       UPDATE auth_decisions d SET due_at = $2, lease_token = $3, attempts = d.attempts + 1 FROM due WHERE d.trans_id = due.due_id
+       RETURNING d.*)
+     SELECT ${DECISION_COLUMNS} FROM leased d JOIN card_transactions t ON t.trans_id = d.trans_id`,
+    [l.now, l.until, l.token, l.limit, l.maxAttempts],
+  );
+}
+
+/** A failed recovery: due again at `retryAt`, or never (given up, left to operators) when null. */
+export async function releaseDecisionLease(q: Queryable, transId: string, token: string, retryAt: Date | null): Promise<boolean> {
+  const rows = await q.query(
+    `UPDATE auth_decisions SET due_at = COALESCE($3, 'infinity'::timestamptz) WHERE trans_id = $1 AND lease_token = $2 RETURNING 1`,
+    [transId, token, retryAt],
+  );
+  return rows.length > 0;
 }
 
 /** The stored facts of a transaction that settlement needs. */

@@ -47,3 +47,17 @@ export async function assertCapabilityOf(
 export async function isCountrySanctioned(q: Queryable, countryCode: string): Promise<boolean> {
   return isSanctioned(q, countryCode);
 }
+
+/** Where an employee's physical card goes (2.7): the SHIPPING_ADDRESS and the mobile number, or nulls. */
+export async function deliveryContactOf(q: Queryable, partnerId: string, customerId: string) {
+  const customer = await findCustomer(q, partnerId, customerId);
+  const address = customer ? (await addressesOf(q, customer.customerId)).find((a) => a.addressType === 'SHIPPING_ADDRESS') ?? null : null;
+  return {
+    shippingAddress: address && {
+      postalCode: address.postalCode, addressLine1: address.addressLine1, addressLine2: address.addressLine2,
+      addressLine3: address.addressLine3, city: address.city, state: address.state, addressCountryCode: address.addressCountryCode,
+    },
+    phoneCountryCode: customer?.phoneCountryCode ?? null,
+    phoneNumber: customer?.phoneNumber ?? null,
+  };
+}

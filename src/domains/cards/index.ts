@@ -23,6 +23,10 @@ export {
   cardProfileOf, changeConsumerCardStatus, consumerCardView, consumerProfile, findConsumerCard, findSpendCard, issueConsumerCard, listConsumerCards,
   type SpendCard,
 } from './consumer.ts';
+export {
+  activatePhysical, cancelUpgrade, openUpgradesOf, reportBureauStatus, requestUpgrade, upgradeDetail, useConsumerUpgradeFees, CARD_FEE_OWNER,
+  type CardScope, type FeeLine, type UpgradeCardRow, type UpgradeFeeBook, type UpgradeView,
+} from './upgrades.ts';
 export { cardKeyInventory, reencryptCardData, rotatePanDataKey } from './keys.ts';
 export type { CardSecret } from './card-data.ts';
 export type {

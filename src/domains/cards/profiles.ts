@@ -5,7 +5,7 @@ import { binMatchesNetwork, DEFAULT_PAN_LENGTH } from '../../platform/crypto/pan
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Db } from '../../platform/db/db.ts';
 import { ApiError, paramInvalid } from '../../platform/errors.ts';
-import { CORPORATE_SCALE, parseAmount, toDb, toWire } from '../../platform/money.ts';
+import { CORPORATE_SCALE, fromDb, parseAmount, toDb, toWire } from '../../platform/money.ts';
 import { pageOf, type Paging } from '../../platform/http/schema.ts';
 import type { WireAmount } from '../../platform/http/schema.ts';
 import { partnerExists } from '../partners/index.ts';
@@ -21,7 +21,8 @@ export interface CardDeps {
 export const DEFAULT_VALIDITY_MONTHS = 36;
 
 /**
- * D22: sandbox starts with a shared and a dedicated virtual profile on each network. Ids are fixed
+ * D22: sandbox starts with a shared and a dedicated virtual profile on each network (and the physical
+ * profiles of D52, one per network and balance mode). Ids are fixed
  * so integration code and docs can name them; BINs are in the networks' ranges (VISA 4, MASTERCARD 5x).
  */
 export const SANDBOX_PROFILES: NewCardProfile[] = [
@@ -31,19 +32,26 @@ export const SANDBOX_PROFILES: NewCardProfile[] = [
   { cardProfileId: 'sbx-mc-dedicated', profileName: 'Sandbox MASTERCARD virtual, dedicated balance', cardNetwork: 'MASTERCARD', balanceMode: 'DEDICATED', bin: '531994' },
   { cardProfileId: 'sbx-visa-consumer', profileName: 'Sandbox VISA virtual consumer card, user asset', cardNetwork: 'VISA', balanceMode: 'ASSET', bin: '462265' },
   { cardProfileId: 'sbx-mc-consumer', profileName: 'Sandbox MASTERCARD virtual consumer card, user asset', cardNetwork: 'MASTERCARD', balanceMode: 'ASSET', bin: '531995' },
+  // Targets of the physical upgrade (issue 30, D52), with fees so the sandbox shows them charged and refunded.
+  ...(['SHARED', 'DEDICATED', 'ASSET'] as const).flatMap((mode) => (['VISA', 'MASTERCARD'] as const).map((network) => ({
+    cardProfileId: `sbx-${network === 'VISA' ? 'visa' : 'mc'}-${mode === 'ASSET' ? 'consumer' : mode.toLowerCase()}-physical`,
+    profileName: `Sandbox ${network} physical card, ${mode === 'SHARED' ? 'company pool' : mode === 'DEDICATED' ? 'dedicated balance' : 'user asset'}`,
+    cardNetwork: network, balanceMode: mode, bin: network === 'VISA' ? '462266' : '531996', cardForm: 'PHYSICAL' as CardForm,
+    issuanceFee: '5.00', postalFee: '2.50',
+  }))),
 ].map((p) => ({
+  issuanceFee: '0',
+  postalFee: '0',
+  cardForm: 'VIRTUAL' as CardForm,
   ...p,
   cardNetwork: p.cardNetwork as CardNetwork,
   balanceMode: p.balanceMode as BalanceMode,
   partnerId: null,
-  cardForm: 'VIRTUAL' as CardForm,
   // The consumer (ASSET) family bills in USD only (migration 083): its funding assets are USD-pegged.
   settlementCurrencies: p.balanceMode === 'ASSET' ? ['USD'] : ['USD', 'HKD'],
   panLength: DEFAULT_PAN_LENGTH,
   validityMonths: DEFAULT_VALIDITY_MONTHS,
-  issuanceFee: '0',
   monthlyFee: '0',
-  postalFee: '0',
   frozenFee: '0',
   status: 'ACTIVE' as const,
 }));
@@ -114,11 +122,16 @@ function feeOf(fees: ProfileFeesInput | undefined, name: keyof ProfileFeesInput,
   return value === undefined ? current : toDb(parseAmount(`fees.${name}`, value, FEE_RULES));
 }
 
-/** Consumer fees on a corporate profile would never be charged: refused rather than ignored. */
-function checkFeesFit(balanceMode: BalanceMode, postalFee: string, frozenFee: string): void {
-  if (balanceMode === 'ASSET') return;
-  if (Number(postalFee) !== 0) throw paramInvalid('fees.postalFee', 'applies to consumer (ASSET) profiles only');
-  if (Number(frozenFee) !== 0) throw paramInvalid('fees.frozenFee', 'applies to consumer (ASSET) profiles only');
+/**
+ * Fees a profile would never charge are refused rather than ignored: frozenFee on corporate
+ * profiles; postalFee on corporate VIRTUAL profiles (D52: any PHYSICAL profile may have one).
+ */
+function checkFeesFit(profile: { balanceMode: BalanceMode; cardForm: CardForm }, postalFee: string, frozenFee: string): void {
+  if (profile.balanceMode === 'ASSET') return;
+  if (profile.cardForm !== 'PHYSICAL' && !fromDb(postalFee).isZero()) {
+    throw paramInvalid('fees.postalFee', 'applies to PHYSICAL and consumer (ASSET) profiles only');
+  }
+  if (!fromDb(frozenFee).isZero()) throw paramInvalid('fees.frozenFee', 'applies to consumer (ASSET) profiles only');
 }
 
 /** D22: operators create profiles; the BIN must be in the network's range. */
@@ -137,7 +150,7 @@ export async function createCardProfile(deps: CardDeps, input: CreateProfileInpu
   const monthlyFee = feeOf(input.fees, 'monthlyFee', '0');
   const postalFee = feeOf(input.fees, 'postalFee', '0');
   const frozenFee = feeOf(input.fees, 'frozenFee', '0');
-  checkFeesFit(input.balanceMode, postalFee, frozenFee);
+  checkFeesFit(input, postalFee, frozenFee);
   const now = new Date(deps.clock.now());
   return deps.db.tx(async (q) => {
     if (input.partnerId) {
@@ -180,7 +193,7 @@ export async function updateCardProfileSettings(
       postalFee: feeOf(input.fees, 'postalFee', current.postalFee),
       frozenFee: feeOf(input.fees, 'frozenFee', current.frozenFee),
     };
-    checkFeesFit(current.balanceMode, fees.postalFee, fees.frozenFee);
+    checkFeesFit(current, fees.postalFee, fees.frozenFee);
     const updated = await updateCardProfile(q, current.cardProfileId, {
       profileName: input.profileName ?? current.profileName,
       status: input.status ?? current.status,

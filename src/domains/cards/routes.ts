@@ -6,6 +6,7 @@ import {
   CardView, Currency, DepositAccountList, DepositAccountQuery, FEE_RULES, ListCardsQuery, ListProfilesQuery, OpenVaBody, ProfilePage,
   ProfileStatus, QueryApplyQuery, SecureCardView, TransferBody, TransferView,
 } from '../../../sdk/contract/cards.ts';
+import { upgradeRoutes } from './upgrade-routes.ts';
 import { cardKeyInventory, reencryptCardData, rotatePanDataKey } from './keys.ts';
 import { createCardProfile, listProfilesForOperator, listProfilesForPartner, updateCardProfileSettings, type CardDeps } from './profiles.ts';
 import {
@@ -278,5 +279,7 @@ export function cardRoutes(deps: CardDeps): RouteDef[] {
         'CURRENCY_NOT_ALLOWED', 'INSUFFICIENT_BALANCE'],
       handler: ({ body, partner }) => transferFunds(deps, partner.partnerId, body),
     }),
+    // ---- Physical card upgrades (issue 30) ----
+    ...upgradeRoutes(deps),
   ];
 }

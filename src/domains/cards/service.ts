@@ -17,6 +17,7 @@ import {
   type CardCustomer, type Organization,
 } from './deps.ts';
 import { ensureCardsReady, type CardDeps } from './profiles.ts';
+import { cancelUpgradeOfCancelledCard, openUpgradesOf } from './upgrades.ts';
 import {
   findApplicationById, findApplicationByRef, findCard, findCardById as findCardRowById, findCardProfile, findCardSecret, findDepositAccount,
   findTransferByExternalId, insertCardApplication, insertDepositAccount, insertTransfer, listCards, listDepositAccounts,
@@ -228,7 +229,8 @@ export const cardLookup: CardLookup = {
 export async function queryCard(deps: CardDeps, partnerId: string, cardId: string) {
   const card = await findCard(deps.db, partnerId, cardId);
   if (!card) throw new ApiError('CARD_INVALID');
-  return cardView(card);
+  const upgrades = await openUpgradesOf(deps.db, [card.cardId]);
+  return { ...cardView(card), openUpgrade: upgrades.get(card.cardId) ?? null };
 }
 
 export async function listCardsOf(
@@ -240,7 +242,8 @@ export async function listCardsOf(
   const organization = await findOrganization(deps.db, partnerId, filter.organizationId);
   if (!organization) throw new ApiError('ORGANIZATION_INVALID');
   const { total, rows } = await listCards(deps.db, { partnerId, ...filter }, paging.pageSize, (paging.page - 1) * paging.pageSize);
-  return pageOf(paging, total, rows.map(cardView));
+  const upgrades = await openUpgradesOf(deps.db, rows.map((c) => c.cardId));
+  return pageOf(paging, total, rows.map((c) => ({ ...cardView(c), openUpgrade: upgrades.get(c.cardId) ?? null })));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -285,11 +288,14 @@ export async function unblockCard(deps: CardDeps, partnerId: string, cardId: str
 }
 
 /**
- * Cancels a card for good in the caller's transaction. A dedicated card's available balance goes
- * back to the company pool in each currency (holds stay until they clear or expire).
+ * Cancels a card for good in the caller's transaction. An open physical upgrade not yet shipped is
+ * cancelled with its fees refunded; then a dedicated card's available balance goes back to the
+ * company pool in each currency (holds stay until they clear or expire).
  */
 export async function cancelCardInTx(q: Queryable, card: Card, now: Date): Promise<Card> {
   invariant(card.status !== 'CANCELLED', 'card to cancel is not cancelled yet');
+  // Issue 30: an upgrade not yet shipped ends with the card (its fees come back before the sweep below).
+  await cancelUpgradeOfCancelledCard(q, card.cardId, now);
   if (card.balanceMode === 'DEDICATED') {
     const accounts = (await listAccountsOfOrganization(q, card.organizationId, 'CARD')).filter((a) => a.ownerId === card.cardId);
     for (const account of accounts) {

@@ -9,6 +9,10 @@ import {
   applyConsumerCard, blockUserCard, consumerCardDetail, fiatTransactions, listUserCards, sendVerificationCode, setUserContact,
   statementDetail, type ConsumerCardDeps,
 } from './consumer-cards.ts';
+import {
+  ConsumerActivatePhysicalBody, ConsumerUpgradeDetailQuery, ConsumerUpgradePhysicalBody, ConsumerUpgradeRefBody, UpgradeView,
+} from '../../../sdk/contract/card-upgrades.ts';
+import { activateConsumerPhysical, cancelConsumerUpgrade, consumerUpgradeDetail, upgradeConsumerCard } from './consumer-upgrades.ts';
 
 const TAG = 'Consumer cards';
 const paging = (q: { page?: number; pageSize?: number }) => ({ page: q.page ?? 1, pageSize: q.pageSize ?? 20 });
@@ -122,6 +126,71 @@ export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
       data: ConsumerTransaction,
       errors: ['TRANSACTION_NOT_FOUND'],
       handler: ({ query, partner }) => statementDetail(deps, partner.partnerId, query),
+    }),
+
+    // ---- Physical card upgrades (issue 30) ----
+    route({
+      method: 'POST',
+      url: '/card/v2/upgrade-physical',
+      auth: 'partner',
+      tag: TAG,
+      summary: 'Upgrade a user\'s ACTIVE virtual card to a physical card; the card keeps its id, number, balance and rules',
+      description: 'Checks, in order: upgradeRef unused (CARD_UPGRADE_REF_DUPLICATE); the card is the user\'s, ACTIVE and VIRTUAL (CARD_INVALID); the profile is an ACTIVE PHYSICAL consumer '
+        + 'profile offered to you of the card\'s network (CARD_PROFILE_INVALID); the user\'s card management is not frozen (CAPABILITY_FROZEN, data.errorCode CARD_FROZEN or ACCOUNT_FROZEN); '
+        + 'the card has no open upgrade (CARD_UPGRADE_IN_PROGRESS); shippingAddress is given and a phone is known: phoneCountryCode and phoneNumber, else the user\'s mobile of '
+        + '/card/v2/contact (DAPI_PARAM_INVALID naming the missing one). The address and phone are copied into the upgrade now. The profile\'s issuanceFee (CARD_PRINTING_FEE) '
+        + 'and postalFee (CARD_POSTAL_FEE), in USD, are charged now from the user\'s free balance in the card\'s funding asset (at its rate, rounded up); INSUFFICIENT_BALANCE creates nothing.',
+      body: ConsumerUpgradePhysicalBody,
+      data: UpgradeView,
+      example: {
+        externalUserId: 'user-42', cardId: 'cdmiabc123def456789', upgradeRef: 'upgrade-0001', cardProfileId: 'sbx-visa-consumer-physical',
+        shippingAddress: { addressLine1: '1 Queen\'s Road Central', city: 'Central', state: 'Hong Kong Island', addressCountryCode: 'HK' },
+        phoneCountryCode: 'HK', phoneNumber: '91234567',
+      },
+      errors: ['CARD_UPGRADE_REF_DUPLICATE', 'CARD_INVALID', 'CARD_PROFILE_INVALID', 'CAPABILITY_FROZEN', 'CARD_UPGRADE_IN_PROGRESS', 'ASSET_INVALID',
+        'INSUFFICIENT_BALANCE'],
+      handler: ({ body, partner }) => upgradeConsumerCard(deps, partner.partnerId, body),
+    }),
+    route({
+      method: 'POST',
+      url: '/card/v2/cancel-upgrade',
+      auth: 'partner',
+      tag: TAG,
+      summary: 'Cancel a physical card upgrade before it is shipped; its fees are refunded to the user',
+      description: 'Allowed while the upgrade is PENDING or PRODUCING; otherwise CARD_UPGRADE_STATUS_INVALID.',
+      body: ConsumerUpgradeRefBody,
+      data: UpgradeView,
+      example: { externalUserId: 'user-42', upgradeRef: 'upgrade-0001' },
+      errors: ['CARD_UPGRADE_NOT_FOUND', 'CARD_UPGRADE_STATUS_INVALID'],
+      handler: ({ body, partner }) => cancelConsumerUpgrade(deps, partner.partnerId, body),
+    }),
+    route({
+      method: 'GET',
+      url: '/card/v2/upgrade-detail',
+      auth: 'partner',
+      tag: TAG,
+      summary: 'A physical card upgrade of the user: status, delivery address, carrier and tracking number, fees',
+      querystring: ConsumerUpgradeDetailQuery,
+      data: UpgradeView,
+      errors: ['CARD_UPGRADE_NOT_FOUND'],
+      handler: ({ query, partner }) => consumerUpgradeDetail(deps, partner.partnerId, query),
+    }),
+    route({
+      method: 'POST',
+      url: '/card/v2/activate-physical',
+      auth: 'partner',
+      // The body holds the activation code: no Idempotency-Key store (it keeps an unkeyed hash of the body); a retry after
+      // success answers CARD_UPGRADE_STATUS_INVALID and upgrade-detail shows ACTIVATED.
+      idempotent: false,
+      tag: TAG,
+      summary: 'Activate the user\'s physical card with the 6-digit code printed on its carrier; the card becomes PHYSICAL',
+      description: 'Allowed once the upgrade is SHIPPED or DELIVERED (else CARD_UPGRADE_STATUS_INVALID). A wrong code is CARD_ACTIVATION_CODE_INVALID; after 5 wrong codes '
+        + 'every try, the right code included, is CARD_ACTIVATION_LOCKED until support unlocks it.',
+      body: ConsumerActivatePhysicalBody,
+      data: UpgradeView,
+      example: { externalUserId: 'user-42', cardId: 'cdmiabc123def456789', activationCode: '204817' },
+      errors: ['CARD_INVALID', 'CARD_UPGRADE_STATUS_INVALID', 'CARD_ACTIVATION_CODE_INVALID', 'CARD_ACTIVATION_LOCKED'],
+      handler: ({ body, partner }) => activateConsumerPhysical(deps, partner.partnerId, body),
     }),
   ];
 }

@@ -20,7 +20,7 @@ import { pageOf, type Paging } from '../../platform/http/schema.ts';
 import { atRate, fromDb, toDb, toWire, type Amount } from '../../platform/money.ts';
 import { listTransactions, queryTransaction, type TransactionView } from '../authorization/index.ts';
 import {
-  cardProfileOf, changeConsumerCardStatus, consumerCardView, consumerProfile, ensureCardsReady, findConsumerCard, issueConsumerCard, listConsumerCards,
+  cardProfileOf, changeConsumerCardStatus, consumerCardView, consumerProfile, ensureCardsReady, findConsumerCard, issueConsumerCard, listConsumerCards, openUpgradesOf, CARD_FEE_OWNER,
   type CardStatus, type ConsumerCard,
 } from '../cards/index.ts';
 import { recordEvent } from '../events/index.ts';
@@ -43,8 +43,6 @@ export const CODE_MAX_PER_DAY = 10;
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** The consumer family bills in USD; a funding asset is spent 1:1 when USD-pegged, else at its operator rate (D35). */
 const DEFAULT_FUNDING_ASSET = 'USD';
-/** The service's income account of card fees (per partner and asset). */
-const CARD_FEE_OWNER = 'CARD_FEES';
 
 type FeeType = 'CARD_PRINTING_FEE' | 'CARD_POSTAL_FEE' | 'CARD_VIP_FROZEN_FEE';
 
@@ -54,7 +52,7 @@ function frozenRefusal(code: string): ApiError {
   return new ApiError('CAPABILITY_FROZEN', `The user's capability is frozen (${code})`, { data: { errorCode: code, errorMsg: 'USER' } });
 }
 
-async function assertUserCapability(q: Queryable, user: ManagedUserRow, blockers: readonly string[]): Promise<void> {
+export async function assertUserCapability(q: Queryable, user: ManagedUserRow, blockers: readonly string[]): Promise<void> {
   const codes = new Set(await restrictionsOf(q, user.userId));
   const frozen = blockers.find((c) => codes.has(c));
   if (frozen) throw frozenRefusal(frozen);
@@ -68,7 +66,7 @@ function feeInAsset(usd: Amount, asset: AssetRow): Amount {
 }
 
 /** One fee (profile fees are USD): free -> the service's fee income, recorded as the 2.4 movement of its type. */
-async function chargeFee(q: Queryable, card: ConsumerCard, user: ManagedUserRow, asset: AssetRow, type: FeeType, usd: Amount, at: Date) {
+export async function chargeFee(q: Queryable, card: ConsumerCard, user: ManagedUserRow, asset: AssetRow, type: FeeType, usd: Amount, at: Date) {
   invariant(usd.gt(0) && asset.asset === card.fundingAsset, `${type} of ${card.cardId} is positive, in its funding asset`);
   const amount = feeInAsset(usd, asset);
   const account = await getOrCreateAccount(q, { partnerId: card.partnerId, ownerType: 'MANAGED_USER', ownerId: user.userId, currency: card.fundingAsset }, at);
@@ -152,7 +150,8 @@ async function userCard(q: Queryable, partnerId: string, externalUserId: string,
 
 export async function consumerCardDetail(deps: ConsumerCardDeps, partnerId: string, input: { externalUserId: string; cardId: string }) {
   const { user, card } = await userCard(deps.db, partnerId, input.externalUserId, input.cardId);
-  return consumerCardView(card, user.externalUserId);
+  const upgrades = await openUpgradesOf(deps.db, [card.cardId]);
+  return { ...consumerCardView(card, user.externalUserId), openUpgrade: upgrades.get(card.cardId) ?? null };
 }
 
 /** GET /card/v2/list: every state (D43), newest first; a user the partner never used has no cards. */
@@ -161,7 +160,8 @@ export async function listUserCards(deps: ConsumerCardDeps, partnerId: string, i
   if (!user) return pageOf(paging, 0, []);
   const { total, rows } = await listConsumerCards(deps.db, { partnerId, userId: user.userId, status: input.status }, paging.pageSize,
     (paging.page - 1) * paging.pageSize);
-  return pageOf(paging, total, rows.map((c) => consumerCardView(c, user.externalUserId)));
+  const upgrades = await openUpgradesOf(deps.db, rows.map((c) => c.cardId));
+  return pageOf(paging, total, rows.map((c) => ({ ...consumerCardView(c, user.externalUserId), openUpgrade: upgrades.get(c.cardId) ?? null })));
 }
 
 // ---------------------------------------------------------------------------------------------

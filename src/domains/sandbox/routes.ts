@@ -2,15 +2,17 @@ import type { AppContext } from '../../platform/context.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
 import { parseAmount } from '../../platform/money.ts';
+import { reportBureauStatus } from '../cards/index.ts';
 import { decideKyc } from '../customers/index.ts';
 import { corporateWire } from '../funding/index.ts';
 import { FUNDING_CURRENCIES } from '../organizations/index.ts';
 import { CORPORATE_AMOUNT_RULES, KycDecision, SimulateDepositBody, SimulatedDeposit, SimulateKycDecisionBody } from '../../../sdk/contract/sandbox.ts';
+import { SimulateCardShipmentBody, UpgradeStatusAnswer } from '../../../sdk/contract/card-upgrades.ts';
 import { depositHandlers } from './deposit.ts';
 
-export type SandboxDeps = Pick<AppContext, 'db' | 'clock'>;
+export type SandboxDeps = Pick<AppContext, 'db' | 'clock' | 'config'>;
 
-/** Sandbox simulations of D40 owned by the companies domain: deposits and KYC decisions. */
+/** Sandbox simulations of D40: deposits, KYC decisions and the card bureau's shipment of a physical card (issue 30). */
 export function sandboxRoutes(deps: SandboxDeps): RouteDef[] {
   return [
     route({
@@ -63,6 +65,21 @@ export function sandboxRoutes(deps: SandboxDeps): RouteDef[] {
           decidedBy: 'SANDBOX', at,
         }));
       },
+    }),
+    route({
+      method: 'POST',
+      url: '/open-api/sandbox/v1/simulate/card-shipment',
+      auth: 'partner',
+      tag: 'Sandbox',
+      summary: 'Play the card bureau for a physical card upgrade: PRODUCING, SHIPPED, DELIVERED or REJECTED',
+      description: 'SHIPPED needs carrier and trackingNumber and answers the 6-digit activation code printed on the carrier (also in the CARD_UPGRADE_STATUS_CHANGED event); '
+        + 'REJECTED needs rejectReason and refunds the fees. Moves the states do not allow are CARD_UPGRADE_STATUS_INVALID.',
+      sandboxOnly: true,
+      body: SimulateCardShipmentBody,
+      data: UpgradeStatusAnswer,
+      example: { upgradeRef: 'upgrade-0001', status: 'SHIPPED', carrier: 'DHL', trackingNumber: 'JD014600006281230' },
+      errors: ['CARD_UPGRADE_NOT_FOUND', 'CARD_UPGRADE_STATUS_INVALID'],
+      handler: ({ body, partner }) => reportBureauStatus(deps, { ...body, partnerId: partner.partnerId }),
     }),
   ];
 }

@@ -1,4 +1,4 @@
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 
@@ -43,8 +43,10 @@ pg.types.setTypeParser(NUMERIC_OID, (v) => v);
 pg.types.setTypeParser(INT8_OID, (v) => v);
 
 export async function openEmbedded(dataDir: string | null): Promise<Db> {
+  // Loaded only when the embedded database is used: a PostgreSQL deployment never pays for it.
+  const { PGlite } = await import('@electric-sql/pglite');
   const parsers = { [NUMERIC_OID]: (v: string) => v, [INT8_OID]: (v: string) => v };
-  const lite = dataDir ? new PGlite(dataDir, { parsers }) : new PGlite({ parsers });
+  const lite: PGlite = dataDir ? new PGlite(dataDir, { parsers }) : new PGlite({ parsers });
   await lite.waitReady;
   const wrap = (q: { query: PGlite['query']; exec: PGlite['exec'] }): Queryable => ({
     async query<T>(sql: string, params?: unknown[]) {
@@ -90,11 +92,43 @@ function prepared(sql: string, params: unknown[] | undefined): pg.QueryConfig {
   return { name, text: sql, values: params };
 }
 
+/**
+ * Issue 28: a request waits at most this long for a connection. When the database is down or
+ * failing over, a request then answers 503 within about a second instead of hanging.
+ */
+export const DB_CONNECT_TIMEOUT_MS = 1000;
+
+/**
+ * Connection-level failures: the database is unreachable, shutting down, restarting, or no longer
+ * the primary (a failover). The transaction that met one did not commit, so the request changed
+ * nothing and may be retried. SQLSTATE classes: 08 connection exception, 57P01-57P03 shutdown /
+ * starting, 25006 a read-only standby (the old primary after a failover), 53300 too many connections.
+ */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '25006', '53300']);
+const UNAVAILABLE_SYSCALL_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const UNAVAILABLE_MESSAGES = [
+  'Connection terminated', // node-postgres: the server closed the connection (unexpectedly / due to connection timeout)
+  'timeout exceeded when trying to connect', // node-postgres pool: no connection within DB_CONNECT_TIMEOUT_MS
+  'Client has encountered a connection error and is not queryable',
+  'Connection ended',
+];
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_SYSCALL_CODES.has(code))) return true;
+  if (err instanceof AggregateError && err.errors.some(isDatabaseUnavailable)) return true;
+  return UNAVAILABLE_MESSAGES.some((m) => err.message.startsWith(m));
+}
+
 export async function openPostgres(options: PostgresOptions): Promise<Db> {
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.poolSize,
     options: options.schema ? `-c search_path=${options.schema}` : undefined,
+    connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS,
+    // A dead peer (the primary's host gone) is noticed by TCP keepalive, not only by the next query.
+    keepAlive: true,
   });
   // An idle client's network error must not crash the process; the pool replaces the client.
   pool.on('error', () => {});
@@ -108,6 +142,13 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     },
     async tx<T>(fn: (q: Queryable) => Promise<T>) {
       const conn = await pool.connect();
+      // A checked-out client has no pool listener: a connection lost between two statements of the
+      // transaction (database restart, failover) emits 'error' on it, which would otherwise crash
+      // the process. The next statement then fails, the transaction did not commit, and the broken
+      // client is destroyed instead of going back to the pool (issue 28, found by the HA rehearsal).
+      let broken = false;
+      const onError = () => { broken = true; };
+      conn.on('error', onError);
       try {
         await conn.query('BEGIN');
         const result = await fn({
@@ -121,10 +162,12 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
         await conn.query('COMMIT');
         return result;
       } catch (err) {
-        await conn.query('ROLLBACK').catch(() => {});
+        if (!broken && !isDatabaseUnavailable(err)) await conn.query('ROLLBACK').catch(() => { broken = true; });
+        else broken = true;
         throw err;
       } finally {
-        conn.release();
+        conn.off('error', onError);
+        conn.release(broken);
       }
     },
     async exec(sql) {

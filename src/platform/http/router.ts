@@ -63,7 +63,7 @@ export const PARTNER_AUTH_ERRORS: ErrorCode[] = [
   'SYS_RATE_LIMITED',
 ];
 
-const PLATFORM_ERRORS: ErrorCode[] = ['SYS_ILLEGAL_PARAM', 'SYS_INTERNAL_ERROR'];
+const PLATFORM_ERRORS: ErrorCode[] = ['SYS_ILLEGAL_PARAM', 'SYS_INTERNAL_ERROR', 'SYS_UNAVAILABLE'];
 const COMMON_CODES = new Set<ErrorCode>([...PARTNER_AUTH_ERRORS, ...PLATFORM_ERRORS]);
 
 function envelopeSchema(data: TSchema | undefined) {

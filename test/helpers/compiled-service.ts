@@ -1,0 +1,53 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+/** Compiles the service (incremental `tsc`, as `npm ci` does through `prepare`) so dist/ is current. */
+export function buildService(): void {
+  const r = spawnSync('npm', ['run', '-s', 'build'], { cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`npm run build failed: ${r.stdout}${r.stderr}`);
+}
+
+/** The node arguments of `npm start` as package.json declares them: `exec node <args...>`. */
+export function startArgs(): string[] {
+  const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start;
+  const m = /^exec node (.+)$/.exec(start);
+  if (!m) throw new Error(`package.json start script is not "exec node ...": ${start}`);
+  return m[1].split(/\s+/);
+}
+
+export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of ['DATABASE_URL', 'ADMIN_TOKEN', 'MASTER_KEY', 'CARDSVC_ENV', 'PORT', 'DATA_DIR', 'NODE_OPTIONS']) delete env[name];
+  return { ...env, ...extra };
+}
+
+export interface RunningService {
+  child: ChildProcess;
+  base: string;
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+export async function waitReady(base: string, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${base} not ready within ${timeoutMs} ms`);
+}
+
+/** Spawns exactly what `npm start` runs (compiled JavaScript, no TypeScript loader), and waits for /readyz. */
+export async function startCompiled(env: Record<string, string>, port: number): Promise<RunningService> {
+  const child = spawn(process.execPath, startArgs(), { cwd: ROOT, env: cleanEnv({ ...env, PORT: String(port), HOST: '127.0.0.1' }) });
+  let out = '';
+  child.stdout!.on('data', (c) => (out += c));
+  child.stderr!.on('data', (c) => (out += c));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const base = `http://127.0.0.1:${port}`;
+  await waitReady(base);
+  return { child, base, output: () => out, exited };
+}

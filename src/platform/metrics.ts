@@ -120,7 +120,7 @@ export function observeHttpRequest(method: string, route: string | undefined, st
 
 // ---- Database pool ----
 
-const poolConnections = gauge('db_client_connection_count', 'Database connections of this process by state (idle, used)', ['db_client_connection_state']);
+const poolConnections = gauge('db_client_connections', 'Database connections of this process by state (idle, used)', ['db_client_connection_state']);
 const poolPending = gauge('db_client_connection_pending_requests', 'Queries waiting for a database connection (the pool is exhausted while above zero)');
 const poolMax = gauge('db_client_connection_max', 'Largest number of database connections this process opens (DB_POOL_SIZE)');
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import cliProgress from 'cli-progress';
 import { parse as parseLossless, stringify as stringifyLossless, isLosslessNumber } from 'lossless-json';
+import { operatorCommands } from './operator-cli.ts';
 
 /**
  * The operator command line (`npm run admin -- <command>`, D13): one command per admin API route
@@ -50,7 +51,8 @@ async function callAdmin(io: CliIo, globals: AdminGlobals, method: 'GET' | 'POST
   try {
     res = await fetch(url, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
+      // The user agent labels the audit trail's entries of these calls with channel cli (issue 29).
+      headers: { authorization: `Bearer ${token}`, 'user-agent': 'cardsvc-admin-cli', ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
       body: method === 'POST' ? stringifyLossless(body ?? {}) : undefined,
       signal: AbortSignal.timeout(60_000),
     });
@@ -315,5 +317,6 @@ export function adminCommand(io: CliIo): Command {
       print(io, globals(cmd), await call(cmd, method, route, method === 'POST' ? (o.body ?? {}) : undefined));
     });
 
+  operatorCommands(admin, { call, print: (cmd, data, heading) => print(io, globals(cmd), data, heading) });
   return admin;
 }

@@ -6,7 +6,6 @@ import swagger from '@fastify/swagger';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
-import { constantTimeEqual } from './platform/crypto/secrets.ts';
 import { isDatabaseUnavailable, ping, type Db, type Queryable } from './platform/db/db.ts';
 
 /** Issue 28: seconds a client should wait before retrying while the database is unreachable. */
@@ -56,6 +55,8 @@ import { consumerCardRoutes, consumerUpgradeFees, findAsset, PushHub, qrPaymentR
 import websocket from '@fastify/websocket';
 import { sandboxRoutes } from './domains/sandbox/index.ts';
 import { velocityRoutes } from './domains/velocity/index.ts';
+import { OperatorGate, operatorRoutes } from './domains/operators/index.ts';
+import { registerConsole } from './domains/console/index.ts';
 import {
   AuthUrlForwarder, authorizationRoutes, NetworkAuthenticator, observedDecisionStage, ServiceKeys, type AssetRate, type PartnerDecisionStage,
 } from './domains/authorization/index.ts';
@@ -101,7 +102,7 @@ export function allRoutes(
     ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes(ctx), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx), ...customerAdminRoutes(ctx), ...ledgerAdminRoutes(ctx),
     ...eventRoutes(ctx), ...velocityRoutes({ ...ctx, cards: cardLookup }), ...cardRoutes(ctx),
     ...authorizationRoutes({ ...ctx, partnerDecision: observedDecisionStage(partnerDecision ?? forwarder), forwarder, serviceKeys, assetRate }),
-    ...userAssetRoutes(ctx), ...consumerCardRoutes(ctx), ...qrPaymentRoutes(ctx)];
+    ...userAssetRoutes(ctx), ...consumerCardRoutes(ctx), ...qrPaymentRoutes(ctx), ...operatorRoutes(ctx)];
 }
 
 /** The authorization engine's funds seam for consumer cards (D35): the funding asset's current rate. */
@@ -172,6 +173,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   const partnerCache = new PartnerCache(db, config.partnerCacheTtlMs, config.masterKey);
 
   app.decorateRequest('partner', null);
+  app.decorateRequest('admin', null);
   app.decorateRequest('rawBody', null);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(() => (data) => stringifyJson(data));
@@ -179,6 +181,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     // D3: a method with a body must declare a JSON body; checked before authentication (D5).
+    // The operator console (issue 29) posts HTML forms; it parses its own bodies.
+    if (req.url.startsWith('/console')) return done();
     if (BODY_METHODS.has(req.method) && !JSON_CONTENT_TYPE.test(req.headers['content-type'] ?? '')) {
       reply.code(400).type('application/json; charset=utf-8').send(stringifyJson(frameworkRejection('Content-Type must be application/json')));
       return;
@@ -344,11 +348,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       }
     };
 
-  const adminHook = countingFailures(adminFailureLimit, 'adminAuthFailures', async (req: FastifyRequest) => {
-    const header = req.headers.authorization ?? '';
-    const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
-    if (!token || !constantTimeEqual(token, config.adminToken)) throw new ApiError('SYS_UNAUTHORIZED');
-  });
+  // Issue 29: the bearer token or an operator's console session, then the route's role.
+  const operatorGate = new OperatorGate(ctx);
+  const adminHook = countingFailures(adminFailureLimit, 'adminAuthFailures', (req: FastifyRequest) => operatorGate.authenticate(req));
   const authenticator = new PartnerAuthenticator(ctx, partnerCache);
   const signedRequestOf = (req: FastifyRequest) => {
     const header = (name: string) => {
@@ -375,7 +377,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   const networkHook = countingFailures(authFailureLimit, 'authFailures', async (req: FastifyRequest) => {
     await networkAuthenticator.authenticate(signedRequestOf(req));
   });
-  const authHook = (mode: AuthMode) => (mode === 'partner' ? partnerHook : mode === 'admin' ? adminHook : mode === 'network' ? networkHook : null);
+  const authHook = (mode: AuthMode, def: RouteDef) => (mode === 'partner' ? partnerHook
+    : mode === 'admin' ? async (req: FastifyRequest) => { await adminHook(req); await operatorGate.authorize(req, def); }
+      : mode === 'network' ? networkHook : null);
   const rateLimitConfig = { max: config.rateLimitMax, timeWindow: config.rateLimitWindowMs };
   const idempotency = new IdempotencyKeys(db, clock);
 
@@ -384,7 +388,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   await serviceKeys.ensure();
   const routes = allRoutes(ctx, partnerCache, deps.partnerDecision, serviceKeys).filter((def) => !def.sandboxOnly || config.env === 'sandbox');
   for (const [def, operationId] of operationIds(routes)) {
-    registerRoute(app, def, { authHook, rateLimit: rateLimitConfig, idempotency, operationId });
+    registerRoute(app, def, { authHook, rateLimit: rateLimitConfig, idempotency, operationId, audit: (req, d, outcome) => operatorGate.audited(req, d, outcome) });
   }
 
   // D39: the push stream of the managed-balance model (docs/push.md). Authenticated before the
@@ -424,6 +428,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     const query = req.query as { since?: string; externalUserId?: string };
     void pushHub.attach(socket, req.partner!.partnerId, { since: query.since ?? null, externalUserId: query.externalUserId ?? null });
   });
+
+  await app.register(registerConsole({ ...ctx, gate: operatorGate, preAuthLimit: (req) => refuseWhenExceeded(preAuthLimit, req, 'preAuth') }), { prefix: '/console' });
 
   app.get('/openapi.json', { schema: { hide: true } }, async (_req, reply) => {
     reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger()));

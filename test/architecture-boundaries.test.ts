@@ -81,6 +81,10 @@ const TABLE_OWNERS: Record<string, string> = {
   qr_payments: 'managed-balance',
   managed_user_contacts: 'managed-balance',
   card_verification_codes: 'managed-balance',
+  operators: 'operators',
+  operator_sessions: 'operators',
+  audit_trail: 'operators',
+  audit_trail_head: 'operators',
 };
 
 export type ViolationKind =

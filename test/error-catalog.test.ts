@@ -39,6 +39,8 @@ describe('error catalog (D2)', () => {
       // Project decision (docs/decisions.md, issue 14): a copy of a request still executing is
       // transient and retryable like a rate limit, so it is not a business answer.
       IDEMPOTENCY_KEY_IN_USE: 409,
+      // Issue 29: an operator whose role does not allow the action (or a change without its CSRF token).
+      SYS_FORBIDDEN: 403,
       // Issue 28: the database unreachable (restart, failover) is a transient refusal, not a business answer.
       SYS_UNAVAILABLE: 503,
     };

@@ -12,6 +12,9 @@ export const ERROR_CATALOG = {
   SYS_RATE_LIMITED: { httpStatus: 429, message: 'Too many requests; retry after the interval in Retry-After' },
   SYS_INTERNAL_ERROR: { httpStatus: 500, message: 'Internal error' },
   SYS_UNAUTHORIZED: { httpStatus: 401, message: 'Missing or wrong admin bearer token' },
+  // Operators (issue 29): a valid operator whose role does not allow the action, or a missing or
+  // wrong CSRF token on a change made with a console session.
+  SYS_FORBIDDEN: { httpStatus: 403, message: 'Your operator role does not allow this action' },
   // Issue 28: the database is unreachable (down, restarting or failing over); nothing was changed.
   SYS_UNAVAILABLE: { httpStatus: 503, message: 'Service temporarily unavailable; nothing was changed, retry after the interval in Retry-After' },
   // Authentication (D5): 401 except the IP whitelist (403).

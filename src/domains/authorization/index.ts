@@ -8,8 +8,9 @@ export {
   approveEverything, decisionRecoveryJob, recoverDecisions, DECISION_GRACE_MS, DECISION_RECOVERY_INTERVAL_MS,
   type PartnerDecisionStage, type PartnerExchange,
 } from './decision.ts';
-export { NetworkAuthenticator, type NetworkCaller } from './network-keys.ts';
+export { NetworkAuthenticator, networkKeys, type NetworkCaller } from './network-keys.ts';
 export type { TransactionView } from './schemas.ts';
 export { AuthUrlForwarder, businessFields, SERVICE_KEY_HEADER, type StandInReason } from './forwarding.ts';
 export { ServiceKeys, type ServiceKey } from './service-keys.ts';
 export { observedDecisionStage } from './observability.ts';
+export { cardTransactionsPage, findTransactionRefs, holdExpiryBacklog, transactionTimelineRefs, type TransactionRef } from './operator-views.ts';

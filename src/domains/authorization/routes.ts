@@ -143,7 +143,7 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
 
     // ---- Operators ----
     route({
-      method: 'GET', url: '/internal/admin/v1/service-keys', auth: 'admin', tag: 'Admin',
+      method: 'GET', url: '/internal/admin/v1/service-keys', auth: 'admin', role: 'viewer', tag: 'Admin',
       summary: 'The service RSA keys: the ACTIVE one and RETIRED ones (public parts only)',
       errors: [],
       handler: () => deps.serviceKeys.list(),
@@ -169,7 +169,7 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
       handler: ({ body }) => setForwardingSettings(deps, body),
     }),
     route({
-      method: 'GET', url: '/internal/admin/v1/auth-forwardings', auth: 'admin', tag: 'Admin',
+      method: 'GET', url: '/internal/admin/v1/auth-forwardings', auth: 'admin', role: 'viewer', tag: 'Admin',
       summary: 'Forwarded authorizations: outcome, stand-in reason, latency (newest first)',
       querystring: Type.Object({
         partnerId: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
@@ -180,7 +180,7 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
       handler: ({ query }) => listForwardingsPage(deps, query, paging(query)),
     }),
     route({
-      method: 'GET', url: '/internal/admin/v1/auth-forwardings/metrics', auth: 'admin', tag: 'Admin',
+      method: 'GET', url: '/internal/admin/v1/auth-forwardings/metrics', auth: 'admin', role: 'viewer', tag: 'Admin',
       summary: 'Forwardings per outcome since this instance started (a counter per outcome)',
       errors: [],
       handler: async () => ({ counters: { ...deps.forwarder.counters } }),
@@ -194,7 +194,7 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
       handler: ({ body }) => createNetworkKey(deps, body),
     }),
     route({
-      method: 'GET', url: '/internal/admin/v1/network-keys', auth: 'admin', tag: 'Admin',
+      method: 'GET', url: '/internal/admin/v1/network-keys', auth: 'admin', role: 'viewer', tag: 'Admin',
       summary: 'List card network ingress keys (never their secrets)',
       errors: [],
       handler: () => networkKeys(deps),

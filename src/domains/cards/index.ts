@@ -33,3 +33,4 @@ export type {
   ApplyStatus, BalanceMode, Card, CardApplication, ConsumerCard, CardForm, CardNetwork, CardProfile, CardStatus, CardSubjectType, CardTransfer,
   DepositAccount,
 } from './store.ts';
+export { cardApplicationBacklog, findCardsByLast4, type CardHit } from './operator-views.ts';

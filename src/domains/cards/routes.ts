@@ -69,7 +69,7 @@ export function cardRoutes(deps: CardDeps): RouteDef[] {
     route({
       method: 'GET',
       url: '/internal/admin/v1/card-profiles',
-      auth: 'admin',
+      auth: 'admin', role: 'viewer',
       tag: 'Admin',
       summary: 'List every card profile, newest first',
       querystring: Type.Object({ ...PagingQuery }),
@@ -80,7 +80,7 @@ export function cardRoutes(deps: CardDeps): RouteDef[] {
     route({
       method: 'GET',
       url: '/internal/admin/v1/card-keys',
-      auth: 'admin',
+      auth: 'admin', role: 'viewer',
       tag: 'Admin',
       summary: 'Card key inventory (D26): ids, purposes, status and check values, never key material',
       data: Type.Array(Type.Object({

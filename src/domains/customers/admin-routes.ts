@@ -13,7 +13,7 @@ export function customerAdminRoutes(deps: CustomerAdminDeps): RouteDef[] {
     route({
       method: 'POST',
       url: '/internal/admin/v1/kyc-decisions',
-      auth: 'admin',
+      auth: 'admin', role: 'support',
       tag: 'Admin',
       summary: "Decide an employee's KYC review in flight (D17, D51)",
       body: Type.Object({

@@ -12,3 +12,4 @@ export {
 export { decideKyc, resubmitKyc, type DecisionInput, type KycDecider, type KycDecision } from './kyc.ts';
 export { customerSubjects } from './subjects.ts';
 export type { Address, AddressType, Customer, KycStatus } from './store.ts';
+export { findCustomerAnyPartner, pendingKycReviews, type PendingKyc } from './operator-views.ts';

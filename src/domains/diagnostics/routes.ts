@@ -58,7 +58,7 @@ export function diagnosticsRoutes(deps: { db: Db }): RouteDef[] {
     route({
       method: 'GET',
       url: '/internal/admin/v1/connection-guards',
-      auth: 'admin',
+      auth: 'admin', role: 'viewer',
       tag: 'Admin',
       summary: 'What the connection guards and the limits by address refused since this instance started (docs/security.md)',
       errors: [],

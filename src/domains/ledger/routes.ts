@@ -9,7 +9,7 @@ export function ledgerAdminRoutes(deps: { db: Db }): RouteDef[] {
     route({
       method: 'GET',
       url: '/internal/admin/v1/ledger/audit',
-      auth: 'admin',
+      auth: 'admin', role: 'viewer',
       tag: 'Admin',
       summary: 'Re-derive every ledger balance from its postings and report differences (D33)',
       querystring: Type.Object({ partnerId: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })) }),

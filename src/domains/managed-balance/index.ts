@@ -11,3 +11,4 @@ export { PushHub, PUSH_CLOSE, pruneUserStream, type PushDeps } from './push.ts';
 export { CODE_MAX_ATTEMPTS, CODE_TTL_MS } from './consumer-cards.ts';
 export { balances, convert, move, CREDIT_TYPES, DEBIT_TYPES, type MovementDeps, type MovementView } from './movements.ts';
 export { consumerUpgradeFees } from './consumer-upgrades.ts';
+export { findManagedUsers, type ManagedUserHit } from './operator-views.ts';

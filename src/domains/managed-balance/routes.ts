@@ -123,7 +123,7 @@ export function userAssetRoutes(deps: MovementDeps): RouteDef[] {
     route({
       method: 'GET',
       url: '/internal/admin/v1/assets',
-      auth: 'admin',
+      auth: 'admin', role: 'viewer',
       tag: 'Admin',
       summary: 'Every asset of the assets table',
       data: AssetList,
@@ -144,7 +144,7 @@ export function userAssetRoutes(deps: MovementDeps): RouteDef[] {
     route({
       method: 'POST',
       url: '/internal/admin/v1/managed-users/restrictions',
-      auth: 'admin',
+      auth: 'admin', role: 'risk',
       tag: 'Admin',
       summary: 'Freeze or unfreeze capabilities of a partner\'s managed user (CASH_IN_FROZEN, CASH_OUT_FROZEN, PAYMENT_FROZEN, CARD_FROZEN, ACCOUNT_FROZEN)',
       body: UserRestrictionsBody,

@@ -20,7 +20,7 @@ export function companyAdminRoutes(deps: AdminDeps): RouteDef[] {
     route({
       method: 'POST',
       url: '/internal/admin/v1/restrictions',
-      auth: 'admin',
+      auth: 'admin', role: 'risk',
       tag: 'Admin',
       summary: 'Set or lift RISK, REGULATORY or JUDICIAL restrictions (D19, D51)',
       description: 'A source adds and lifts only its own codes; partners can never lift them. Emits CUSTOMER_STATUS_CHANGED or ORGANIZATION_STATUS_CHANGED when the set changes.',
@@ -49,7 +49,7 @@ export function companyAdminRoutes(deps: AdminDeps): RouteDef[] {
     route({
       method: 'POST',
       url: '/internal/admin/v1/suspensions',
-      auth: 'admin',
+      auth: 'admin', role: 'risk',
       tag: 'Admin',
       summary: 'Suspend or reinstate a company or an employee (D18 SUSPENDED overlay)',
       body: Type.Object({ subjectType: SubjectType, subjectId: SubjectId, suspended: Type.Boolean(), remark: Type.Optional(Remark) }),
@@ -78,7 +78,7 @@ export function companyAdminRoutes(deps: AdminDeps): RouteDef[] {
     route({
       method: 'GET',
       url: '/internal/admin/v1/sanctioned-countries',
-      auth: 'admin',
+      auth: 'admin', role: 'viewer',
       tag: 'Admin',
       summary: 'The sanctioned-country list used by update-address and onboarding (D51)',
       data: Type.Array(Type.Object({ countryCode: Type.String(), remark: Type.Union([Type.String(), Type.Null()]), createTime: Type.String() })),
@@ -88,7 +88,7 @@ export function companyAdminRoutes(deps: AdminDeps): RouteDef[] {
     route({
       method: 'POST',
       url: '/internal/admin/v1/sanctioned-countries/update',
-      auth: 'admin',
+      auth: 'admin', role: 'risk',
       tag: 'Admin',
       summary: 'Add or remove sanctioned countries (D51); answers the list now in force',
       body: Type.Object({

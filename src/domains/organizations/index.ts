@@ -37,3 +37,4 @@ export {
   RESTRICTION_ARRAY_MAX, FUNDING_CURRENCIES,
 } from './schemas.ts';
 export type { Lifecycle, Organization } from './store.ts';
+export { restrictionDetails, type RestrictionDetail } from './operator-views.ts';

@@ -42,7 +42,7 @@ export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
     route({
       method: 'GET',
       url: '/internal/admin/v1/partners',
-      auth: 'admin',
+      auth: 'admin', role: 'viewer',
       tag: 'Admin',
       summary: 'List partners, newest first',
       querystring: ListPartnersQuery,
@@ -56,7 +56,7 @@ export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
     route({
       method: 'GET',
       url: '/internal/admin/v1/partners/detail',
-      auth: 'admin',
+      auth: 'admin', role: 'viewer',
       tag: 'Admin',
       summary: 'Read one partner',
       querystring: PartnerDetailQuery,

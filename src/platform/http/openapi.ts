@@ -154,7 +154,7 @@ const IDEMPOTENCY_PARAMETER = {
 const SHARED_RESPONSES: Record<string, { name: string; description: string; schema: string }> = {
   400: { name: 'FrameworkRejection', schema: 'FrameworkRejection', description: 'SYS_ILLEGAL_PARAM: missing or non-JSON Content-Type, malformed JSON, body over 64 KiB (D3)' },
   401: { name: 'Unauthenticated', schema: 'ErrorEnvelope', description: 'DAPI_API_KEY_INVALID, DAPI_TIMESTAMP_FORMAT_ERROR, DAPI_TIMESTAMP_EXPIRED, DAPI_NONCE_INVALID, DAPI_SIGN_INVALID, DAPI_NONCE_REPLAYED (D5), or SYS_UNAUTHORIZED on operator routes' },
-  403: { name: 'IpNotAllowed', schema: 'ErrorEnvelope', description: 'DAPI_IP_NOT_ALLOWED: the caller address is not on the whitelist (5.5)' },
+  403: { name: 'IpNotAllowed', schema: 'ErrorEnvelope', description: 'DAPI_IP_NOT_ALLOWED: the caller address is not on the whitelist (5.5), or SYS_FORBIDDEN on operator routes: the operator\'s role does not allow the action' },
   409: { name: 'IdempotencyKeyInUse', schema: 'ErrorEnvelope', description: 'IDEMPOTENCY_KEY_IN_USE: a request with this Idempotency-Key is still executing; retry after Retry-After' },
   429: { name: 'RateLimited', schema: 'ErrorEnvelope', description: 'SYS_RATE_LIMITED: retry after the seconds in Retry-After' },
   500: { name: 'InternalError', schema: 'ErrorEnvelope', description: 'SYS_INTERNAL_ERROR: no internals in the body; the log has the x-request-id' },

@@ -3,7 +3,7 @@ import { Type, type Static, type TSchema } from 'typebox';
 import { ERROR_CATALOG, ApiError, type ErrorCode } from '../errors.ts';
 import { errorEnvelope as failureEnvelope, successEnvelope } from './envelope.ts';
 import { stringifyJson } from './json.ts';
-import type { AuthenticatedPartner } from '../caller.ts';
+import type { AdminCaller, AuthenticatedPartner, OperatorRole } from '../caller.ts';
 import { idempotencyKeyOf, type IdempotencyKeys } from './idempotency.ts';
 
 /** partner: a partner's signed call; network: the card network ingress key (D40); admin: operator bearer token. */
@@ -44,12 +44,22 @@ export interface RouteDef<B extends TSchema = TSchema, Q extends TSchema = TSche
   errors: ErrorCode[];
   /** Registered only when the deployment is sandbox (D12, D40). */
   sandboxOnly?: boolean;
+  /**
+   * Admin routes: the least operator role allowed (issue 29). Absent means admin: a new admin route
+   * is open to admins only until it declares otherwise (test/operators-roles.test.ts lists them all).
+   */
+  role?: OperatorRole;
   handler(ctx: RouteContext<Static<B>, Static<Q>>): Promise<unknown>;
 }
 
 /** Keeps the handler's body and query types tied to the route's schemas. */
 export function route<B extends TSchema = TSchema, Q extends TSchema = TSchema>(def: RouteDef<B, Q>): RouteDef {
   return def as unknown as RouteDef;
+}
+
+/** The role an admin route requires: its declared one, else admin (issue 29). */
+export function requiredRole(def: Pick<RouteDef, 'role'>): OperatorRole {
+  return def.role ?? 'admin';
 }
 
 export const PARTNER_AUTH_ERRORS: ErrorCode[] = [
@@ -119,7 +129,7 @@ export function errorCodesOf(def: RouteDef): ErrorCode[] {
   // The network ingress signs like a partner but has no per-partner rate limit.
   const auth = def.auth === 'partner' ? PARTNER_AUTH_ERRORS
     : def.auth === 'network' ? PARTNER_AUTH_ERRORS.filter((c) => c !== 'SYS_RATE_LIMITED')
-      : def.auth === 'admin' ? (['SYS_UNAUTHORIZED'] as ErrorCode[]) : [];
+      : def.auth === 'admin' ? (['SYS_UNAUTHORIZED', 'SYS_FORBIDDEN'] as ErrorCode[]) : [];
   const needsParams = def.body !== undefined || def.querystring !== undefined;
   const idempotency: ErrorCode[] = isIdempotent(def) ? ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_USE'] : [];
   return [...new Set([...auth, ...PLATFORM_ERRORS, ...(needsParams || idempotency.length ? (['DAPI_PARAM_INVALID'] as ErrorCode[]) : []), ...def.errors, ...idempotency])];
@@ -143,8 +153,10 @@ function responsesOf(def: RouteDef, codes: ErrorCode[]): Record<string, unknown>
 }
 
 export interface RegisterOptions {
-  /** preValidation hook that authenticates the caller for the route's auth mode. */
-  authHook(mode: AuthMode): ((req: FastifyRequest) => Promise<void>) | null;
+  /** preValidation hook that authenticates the caller for the route's auth mode (and, admin, its role). */
+  authHook(mode: AuthMode, def: RouteDef): ((req: FastifyRequest) => Promise<void>) | null;
+  /** Admin POSTs: appends the action to the audit trail once the handler answered (issue 29). */
+  audit?(req: FastifyRequest, def: RouteDef, outcome: { ok: true; data: unknown } | { ok: false; error: unknown }): Promise<void>;
   rateLimit: object | false;
   /** The Idempotency-Key store (issue 14); partner POSTs use it when the header is sent. */
   idempotency?: IdempotencyKeys;
@@ -158,7 +170,8 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, options: Regi
   // document's description; each operation's table lists its own codes (x-error-codes lists all).
   const ownCodes = codes.filter((c) => !COMMON_CODES.has(c));
   const codeTable = ownCodes.map((c) => `| \`${c}\` | ${ERROR_CATALOG[c].httpStatus} | ${ERROR_CATALOG[c].message} |`).join('\n');
-  const hook = options.authHook(def.auth);
+  const hook = options.authHook(def.auth, def);
+  const audited = def.auth === 'admin' && def.method === 'POST' && options.audit !== undefined;
   const idempotent = isIdempotent(def) && options.idempotency !== undefined;
   app.route({
     method: def.method,
@@ -169,7 +182,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, options: Regi
       operationId: options.operationId ?? operationIdOf(def),
       description: `${def.description ?? def.summary}\n\n` + (ownCodes.length
         ? `| Error code | HTTP | Meaning |\n| --- | --- | --- |\n${codeTable}\n\n`
-        : '') + (def.auth === 'admin' ? 'Also: `SYS_UNAUTHORIZED` (401) and the common codes.' : 'Also: the common authentication and platform codes (see the introduction).'),
+        : '') + (def.auth === 'admin' ? `Operator role: ${requiredRole(def)} or above. Also: \`SYS_UNAUTHORIZED\` (401), \`SYS_FORBIDDEN\` (403) and the common codes.` : 'Also: the common authentication and platform codes (see the introduction).'),
       ...(def.body ? { body: def.auth === 'admin' ? closedSchema(def.body) : def.body } : {}),
       ...(def.querystring ? { querystring: def.querystring } : {}),
       ...(def.auth === 'partner' ? { security: [{ apiKey: [], timestamp: [], nonce: [], sign: [] }] } : {}),
@@ -198,7 +211,14 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, options: Regi
       };
       const idempotencyKey = idempotent ? idempotencyKeyOf(req.headers) : undefined;
       if (idempotencyKey === undefined) {
-        const data = await def.handler(ctx);
+        let data: unknown;
+        try {
+          data = await def.handler(ctx);
+        } catch (error) {
+          if (audited) await options.audit!(req, def, { ok: false, error });
+          throw error;
+        }
+        if (audited) await options.audit!(req, def, { ok: true, data });
         reply.type('application/json; charset=utf-8').send(stringifyJson(successEnvelope(data)));
         return reply;
       }
@@ -228,6 +248,8 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, options: Regi
 declare module 'fastify' {
   interface FastifyRequest {
     partner: AuthenticatedPartner | null;
+    /** The operator or bearer token of an admin route or the console (issue 29). */
+    admin: AdminCaller | null;
     rawBody: Buffer | null;
   }
 }

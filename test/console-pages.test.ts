@@ -1,0 +1,87 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { fundedCard, purchase, type SpendWorld } from './helpers/authorization.ts';
+import { consoleLogin, createOperatorViaApi, type ConsoleSession } from './helpers/console.ts';
+import { creditUser, newUserId } from './helpers/managed.ts';
+
+/** Issue 29: the console's pages through the real server (HTTP, no browser): paging, masking, search. */
+let svc: TestService;
+let world: SpendWorld;
+let session: ConsoleSession;
+const transIds: string[] = [];
+
+before(async () => {
+  svc = await startService();
+  world = await fundedCard(svc, { funds: '100.00' });
+  for (let i = 0; i < 23; i++) {
+    svc.clock.advance(1000);
+    transIds.push((await world.client.sandbox.authorize(purchase(world.card.cardId, '1.00'))).transId);
+  }
+  const op = await createOperatorViaApi(svc, 'pat.pages', 'viewer');
+  session = await consoleLogin(svc, 'pat.pages', op.credentials.password, op.credentials.totpSecret);
+});
+after(async () => {
+  await svc.close();
+  await closeTestDatabase();
+});
+
+const get = async (path: string) => {
+  const res = await fetch(svc.baseUrl + path, { headers: { cookie: session.cookie } });
+  assert.equal(res.status, 200, path);
+  return res.text();
+};
+const shown = (html: string) => transIds.filter((id) => html.includes(`/console/transactions/${id}"`));
+
+describe('console pages (issue 29)', () => {
+  it("a card's transactions page newest first by keyset: 20, then the rest, each once", async () => {
+    const first = await get(`/console/cards/${world.card.cardId}`);
+    assert.deepEqual(shown(first).sort(), transIds.slice(3).sort());
+    const positions = transIds.slice(3).map((id) => first.indexOf(`/console/transactions/${id}"`));
+    assert.ok(positions.every((p, i) => i === 0 || p < positions[i - 1]), 'newest first');
+    const next = /href="(\/console\/cards\/[^"?]+\?before=[^"]+)" rel="next"/.exec(first)?.[1];
+    assert.ok(next, 'a next page link');
+    const second = await get(next!.replace(/&amp;/g, '&'));
+    assert.deepEqual(shown(second).sort(), transIds.slice(0, 3).sort());
+    assert.doesNotMatch(second, /rel="next"/);
+  });
+
+  it('shows the card number masked only, and finds the card by its last four and a transaction by its id', async () => {
+    const [{ pan }] = await svc.db.query<{ pan: string }>('SELECT pan_first6 || pan_last4 AS pan FROM cards WHERE card_id = $1', [world.card.cardId]);
+    const page = await get(`/console/cards/${world.card.cardId}`);
+    assert.ok(page.includes(`•••• •••• •••• ${world.card.panLast4}`));
+    assert.ok(!page.includes(pan), 'no first six beside the last four');
+    assert.ok((await get(`/console?q=${world.card.panLast4}`)).includes(`/console/cards/${world.card.cardId}"`));
+    assert.ok((await get(`/console?q=${transIds[5]}`)).includes(`/console/transactions/${transIds[5]}"`));
+    const timeline = await get(`/console/transactions/${transIds[5]}`);
+    assert.match(timeline, /CARD_TRANSACTION/);
+  });
+
+  it("shows a subject's restrictions with source and remark; the risk change that set them is in the audit trail", async () => {
+    const res = await fetch(`${svc.baseUrl}/internal/admin/v1/restrictions`, {
+      method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ subjectType: 'CUSTOMER', subjectId: world.employee.customerId, addRestrictions: ['CARD_FROZEN'], source: 'RISK', remark: 'chargeback review' }),
+    });
+    assert.equal(((await res.json()) as { code: string }).code, 'SYS_SUCCESS');
+    const page = await get(`/console/restrictions?subjectType=CUSTOMER&subjectId=${world.employee.customerId}`);
+    assert.match(page, /<td>CARD_FROZEN<\/td><td>RISK<\/td><td>chargeback review<\/td>/);
+    const audit = await get(`/console/audit?target=${world.employee.customerId}`);
+    assert.match(audit, /POST \/internal\/admin\/v1\/restrictions/);
+    assert.match(audit, /chargeback review/);
+  });
+
+  it('finds a managed user of any partner by the partner\'s user id', async () => {
+    const user = newUserId();
+    await creditUser(world.client, user, 'USDT', '5');
+    const page = await get(`/console?q=${user}`);
+    assert.match(page, /Managed users/);
+    assert.ok(page.includes(`/console/partners/${world.partner.partnerId}"`));
+  });
+
+  it('the ledger page shows the job backlogs and the network keys', async () => {
+    const page = await get('/console/ledger');
+    assert.match(page, /Webhook deliveries pending<\/dt><dd>[1-9][0-9]*<\/dd>/, 'the CARD_TRANSACTION events wait for delivery');
+    assert.match(page, /Card applications in progress<\/dt><dd>0<\/dd>/);
+    assert.match(page, /Network keys/);
+  });
+});

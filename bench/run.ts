@@ -104,7 +104,8 @@ async function load(target: Target, durationS: number): Promise<Sample> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function signedGetScenario(): Promise<boolean> {
+/** A new empty `cardsvc_bench` database on BENCH_PG_URL's server and a fresh embedded data folder. */
+async function freshBenchDatabase(): Promise<{ pgUrl: string; dataDir: string }> {
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${BENCH_DB}`);
@@ -112,6 +113,11 @@ async function signedGetScenario(): Promise<boolean> {
   await admin.end();
   const pgUrl = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${BENCH_DB}`);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'cardsvc-bench-'));
+  return { pgUrl, dataDir };
+}
+
+async function signedGetScenario(): Promise<boolean> {
+  const { pgUrl, dataDir } = await freshBenchDatabase();
 
   const targets: Target[] = [];
   try {
@@ -177,13 +183,7 @@ async function signedGetScenario(): Promise<boolean> {
  * Targets: metrics cost at most 5 % of (1); traces (3) cost at most 15 % of (2).
  */
 async function observabilityScenario(): Promise<boolean> {
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${BENCH_DB}`);
-  await admin.query(`CREATE DATABASE ${BENCH_DB}`);
-  await admin.end();
-  const pgUrl = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${BENCH_DB}`);
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'cardsvc-bench-'));
+  const { pgUrl, dataDir } = await freshBenchDatabase();
   // The local OTLP receiver: counts the export requests and their bytes, answers 200.
   const received = { requests: 0, bytes: 0 };
   const receiver = http.createServer((req, res) => {

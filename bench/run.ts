@@ -1,5 +1,5 @@
 /**
- * npm run bench [-- --scenario=signed-get|authorization|forwarding|all] (default all; --help).
+ * npm run bench [-- --scenario=signed-get|authorization|forwarding|user-assets|observability|all] (default all; --help).
  *
  * signed-get: in one run and alternating rounds, load (autocannon, 50 connections)
  *   1. plain node:http returning a 100-byte JSON,
@@ -9,6 +9,8 @@
  * Targets (issue 2): signed GET on PostgreSQL >= 0.25 x plain node:http, p99 < 25 ms.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -102,7 +104,8 @@ async function load(target: Target, durationS: number): Promise<Sample> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function signedGetScenario(): Promise<boolean> {
+/** A new empty `cardsvc_bench` database on BENCH_PG_URL's server and a fresh embedded data folder. */
+async function freshBenchDatabase(): Promise<{ pgUrl: string; dataDir: string }> {
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${BENCH_DB}`);
@@ -110,6 +113,11 @@ async function signedGetScenario(): Promise<boolean> {
   await admin.end();
   const pgUrl = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${BENCH_DB}`);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'cardsvc-bench-'));
+  return { pgUrl, dataDir };
+}
+
+async function signedGetScenario(): Promise<boolean> {
+  const { pgUrl, dataDir } = await freshBenchDatabase();
 
   const targets: Target[] = [];
   try {
@@ -165,17 +173,86 @@ async function signedGetScenario(): Promise<boolean> {
   }
 }
 
+/**
+ * Issue 27: the cost of observability on signed requests, in one run and alternating rounds, three
+ * services on one PostgreSQL database answering the signed GET of signed-get:
+ *   1. metrics and traces off (METRICS_ENABLED=false, no OTLP endpoint),
+ *   2. metrics on (scraped every 5 s as Prometheus would), traces off,
+ *   3. metrics on and traces exported over OTLP/HTTP protobuf to a local receiver (every request sampled),
+ *   4. the same with 10 % of the requests sampled (OTEL_TRACES_SAMPLER=parentbased_traceidratio), for reference.
+ * Targets: metrics cost at most 5 % of (1); traces (3) cost at most 15 % of (2).
+ */
+async function observabilityScenario(): Promise<boolean> {
+  const { pgUrl, dataDir } = await freshBenchDatabase();
+  // The local OTLP receiver: counts the export requests and their bytes, answers 200.
+  const received = { requests: 0, bytes: 0 };
+  const receiver = http.createServer((req, res) => {
+    received.requests++;
+    req.on('data', (c: Buffer) => { received.bytes += c.length; });
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  await new Promise<void>((ok) => receiver.listen(0, '127.0.0.1', ok));
+  const otlp = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  const targets: Target[] = [];
+  const scrapers: NodeJS.Timeout[] = [];
+  try {
+    const common = { DATABASE_URL: pgUrl, DATA_DIR: dataDir, WORKERS: 'false' };
+    targets.push(await startService('both off', 18191, { ...common, METRICS_ENABLED: 'false' }));
+    targets.push(await startService('metrics on', 18192, common));
+    targets.push(await startService('metrics + traces', 18193, { ...common, OTEL_EXPORTER_OTLP_ENDPOINT: otlp, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }));
+    targets.push(await startService('+ traces 10 %', 18194, {
+      ...common, OTEL_EXPORTER_OTLP_ENDPOINT: otlp, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1',
+    }));
+    for (const t of targets.slice(1)) {
+      scrapers.push(setInterval(() => {
+        fetch(`http://127.0.0.1:${t.port}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.text(), () => '');
+      }, 5_000));
+    }
+    for (const t of targets) await load(t, 2); // warm-up
+    const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const t of targets) {
+        const s = await load(t, DURATION_S);
+        samples.get(t.name)!.push(s);
+        console.log(`round ${round} ${t.name.padEnd(18)} ${s.rps.toFixed(0).padStart(7)} req/s  p99 ${String(s.p99).padStart(4)} ms  non-2xx ${s.non2xx}  errors ${s.errors}`);
+      }
+    }
+    const rps = (name: string) => median(samples.get(name)!.map((s) => s.rps));
+    console.log(`\nmedian of ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION_S} s each, signed GET on PostgreSQL:`);
+    for (const t of targets) {
+      console.log(`${t.name.padEnd(18)} ${rps(t.name).toFixed(0).padStart(7)} req/s  p99 ${String(median(samples.get(t.name)!.map((s) => s.p99))).padStart(4)} ms`);
+    }
+    const metricsCost = 1 - rps('metrics on') / rps('both off');
+    const tracesCost = 1 - rps('metrics + traces') / rps('metrics on');
+    console.log(`OTLP receiver: ${received.requests} export requests, ${(received.bytes / 1_048_576).toFixed(1)} MiB`);
+    console.log(`metrics cost ${(metricsCost * 100).toFixed(1)} % of both off (target <= 5 %): ${metricsCost <= 0.05 ? 'MET' : 'NOT MET'}`);
+    console.log(`traces cost ${(tracesCost * 100).toFixed(1)} % of metrics on (target <= 15 %): ${tracesCost <= 0.15 ? 'MET' : 'NOT MET'}`);
+    console.log(`traces cost with 10 % of requests sampled: ${((1 - rps('+ traces 10 %') / rps('metrics on')) * 100).toFixed(1)} % of metrics on`);
+    const bad = [...samples.values()].flat().reduce((n, s) => n + s.non2xx + s.errors, 0);
+    if (bad) console.log(`(${bad} failed requests!)`);
+    return bad === 0 && received.requests > 0;
+  } finally {
+    for (const s of scrapers) clearInterval(s);
+    for (const t of targets) t.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1000));
+    receiver.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 const SCENARIOS: Record<string, () => Promise<boolean>> = {
   'signed-get': signedGetScenario,
   authorization: authorizationScenario,
   forwarding: forwardingScenario,
   'user-assets': userAssetScenario,
+  observability: observabilityScenario,
 };
 const USAGE = `usage: npm run bench [-- --scenario=${Object.keys(SCENARIOS).join('|')}|all]
   signed-get     signed GET vs plain node:http (issue 2)
   authorization  simulate/authorization vs pgbench TPC-B on PostgreSQL, embedded beside it (issue 10)
   forwarding     auth_url forwarding overhead with a local partner (issue 12)
   user-assets    signed /user-asset/v1/credit (1,000 users) vs pgbench TPC-B, embedded beside it (issue 11)
+  observability  signed GET with metrics and OTLP traces on vs off (issue 27)
 environment: BENCH_ROUNDS (3), BENCH_DURATION_S (8), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test)`;
 
 async function main(): Promise<void> {

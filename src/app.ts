@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type http from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
@@ -34,13 +35,19 @@ import * as cardUpgradesContract from '../sdk/contract/card-upgrades.ts';
 import { validatorCompiler } from './platform/http/validation.ts';
 import { clientErrorHandler, createGuardedServer, rateLimitCounters, type HttpTimeouts } from './platform/http/guards.ts';
 import { Mailer } from './platform/mail.ts';
+import {
+  authenticationFailures, createMetricsServer, exposition, EXPOSITION_CONTENT_TYPE, metricsEnabled, observeDatabasePool, observeHttpRequest, rateLimitRefusals, startProcessMetrics,
+} from './platform/metrics.ts';
+import { jobFreshness, observeJobs } from './platform/jobs.ts';
+import { traceIdOf } from './platform/tracing.ts';
+import { backgroundJobs, periodicTasks } from './workers.ts';
 import type { AppContext } from './platform/context.ts';
 import { cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardLookup, cardRoutes, dedicatedCards, useConsumerUpgradeFees } from './domains/cards/index.ts';
 import { customerAdminRoutes, customerRoutes, customerSubjects } from './domains/customers/index.ts';
 import { diagnosticsRoutes } from './domains/diagnostics/index.ts';
-import { eventRoutes, wakeParkedEvents } from './domains/events/index.ts';
+import { eventRoutes, observeWebhooks, wakeParkedEvents } from './domains/events/index.ts';
 import { fundingRoutes } from './domains/funding/index.ts';
-import { ledgerAdminRoutes } from './domains/ledger/index.ts';
+import { ledgerAdminRoutes, observeLedgerAudit } from './domains/ledger/index.ts';
 import {
   companyAdminRoutes, onCustomerTerminated, onOrganizationTerminated, organizationRoutes, useEmployeeSubjects,
 } from './domains/organizations/index.ts';
@@ -51,7 +58,9 @@ import { sandboxRoutes } from './domains/sandbox/index.ts';
 import { velocityRoutes } from './domains/velocity/index.ts';
 import { OperatorGate, operatorRoutes } from './domains/operators/index.ts';
 import { registerConsole } from './domains/console/index.ts';
-import { AuthUrlForwarder, authorizationRoutes, NetworkAuthenticator, ServiceKeys, type AssetRate, type PartnerDecisionStage } from './domains/authorization/index.ts';
+import {
+  AuthUrlForwarder, authorizationRoutes, NetworkAuthenticator, observedDecisionStage, ServiceKeys, type AssetRate, type PartnerDecisionStage,
+} from './domains/authorization/index.ts';
 
 export interface AppDeps {
   config: Config;
@@ -93,7 +102,7 @@ export function allRoutes(
   }), ...diagnosticsRoutes(ctx),
     ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes({ ...ctx, cards: dedicatedCards }), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx), ...customerAdminRoutes(ctx), ...ledgerAdminRoutes(ctx),
     ...eventRoutes(ctx), ...velocityRoutes({ ...ctx, cards: cardLookup }), ...cardRoutes(ctx),
-    ...authorizationRoutes({ ...ctx, partnerDecision: partnerDecision ?? forwarder, forwarder, serviceKeys, assetRate }),
+    ...authorizationRoutes({ ...ctx, partnerDecision: observedDecisionStage(partnerDecision ?? forwarder), forwarder, serviceKeys, assetRate }),
     ...userAssetRoutes(ctx), ...consumerCardRoutes(ctx), ...qrPaymentRoutes(ctx), ...operatorRoutes(ctx)];
 }
 
@@ -118,8 +127,11 @@ export function wireDomains(): void {
   useConsumerUpgradeFees(consumerUpgradeFees);
 }
 
-/** Builds the HTTP app without listening; the server and the tests both use it. */
-export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; ctx: AppContext }> {
+/**
+ * Builds the HTTP app without listening; the server and the tests both use it. With METRICS_PORT
+ * set, `metricsServer` serves GET /metrics on that port from the moment the app is ready (listens).
+ */
+export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; ctx: AppContext; metricsServer: http.Server | null }> {
   wireDomains();
   const { config, db } = deps;
   const clock = deps.clock ?? systemClock;
@@ -142,6 +154,11 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : randomUUID();
     },
     requestIdHeader: false,
+    // Issue 27: every log line of a request carries its trace id (the caller's traceparent, or ours).
+    childLoggerFactory: (logger, bindings, options, rawReq) => {
+      const traceId = traceIdOf(rawReq.headers);
+      return logger.child(traceId ? { ...bindings, traceId } : bindings, options);
+    },
     // One access line per request (onResponse below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
@@ -151,6 +168,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     clientErrorHandler: clientErrorHandler(httpTimeouts),
   });
   const mailer = new Mailer(config, db, app.log);
+  const startedAtMs = clock.now();
   const ctx: AppContext = { config, db, clock, mailer };
   /** Partners by API key; cleared by this instance whenever it changes a partner. */
   const partnerCache = new PartnerCache(db, config.partnerCacheTtlMs, config.masterKey);
@@ -191,6 +209,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   });
 
   app.addHook('onResponse', (req, reply, done) => {
+    // Issue 27: labelled by the route template, never the raw path (bounded series).
+    observeHttpRequest(req.method, req.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
     req.log.info({
       method: req.method,
       url: req.url.split('?')[0],
@@ -268,7 +288,10 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     hook: 'preValidation',
     ...(redis ? { redis, nameSpace: 'cardsvc-rate-limit-' } : {}),
     keyGenerator: (req: FastifyRequest) => req.partner?.partnerId ?? req.ip,
-    errorResponseBuilder: () => new ApiError('SYS_RATE_LIMITED'),
+    errorResponseBuilder: () => {
+      rateLimitRefusals.inc({ kind: 'partner' });
+      return new ApiError('SYS_RATE_LIMITED');
+    },
     // Retry-After (and the limit headers) only on a refusal: every other response stays lean.
     addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
   });
@@ -316,6 +339,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
         await authenticate(req);
       } catch (err) {
         if (!(err instanceof ApiError) || (err.httpStatus !== 401 && err.httpStatus !== 403)) throw err;
+        authenticationFailures.inc({ kind: counter === 'adminAuthFailures' ? 'admin' : 'signed', reason: err.code });
         const state = await limit(req);
         if (state.isAllowed || !state.isExceeded) throw err;
         if (blockedUntil.size >= BLOCKED_ADDRESSES_MAX) blockedUntil.clear();
@@ -412,17 +436,58 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger()));
   });
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  // Issue 27 (docs/observability.md): the database, and each background job's freshness on an
+  // instance that runs them. Only the database decides readiness (503): taking an instance out
+  // of the balancer does not unstick a job; a stale job is reported (and alerted on) instead.
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+    const started = performance.now();
+    let database: { status: 'up'; latencyMs: number } | { status: 'down'; error: string };
     try {
       await ping(db);
-      return { status: 'ready' };
-    } catch {
-      reply.code(503);
-      return { status: 'database unreachable' };
+      database = { status: 'up', latencyMs: Math.round((performance.now() - started) * 10) / 10 };
+    } catch (err) {
+      database = { status: 'down', error: err instanceof Error ? err.message.slice(0, 200) : 'unreachable' };
     }
+    const jobs = config.workers ? jobFreshness(clock.now(), startedAtMs) : [];
+    if (database.status === 'down') reply.code(503);
+    return {
+      status: database.status === 'down' ? 'database unreachable' : jobs.some((j) => j.status === 'stale') ? 'degraded' : 'ready',
+      database,
+      workers: config.workers,
+      jobs,
+    };
   });
 
-  return { app, ctx };
+  // Issue 27: the Prometheus exposition, on its own port (METRICS_PORT) or here behind the admin token.
+  startProcessMetrics();
+  observeDatabasePool(db);
+  observeJobs({ db, clock }, { jobs: backgroundJobs(ctx), tasks: periodicTasks(ctx) });
+  observeWebhooks({ db, clock });
+  observeLedgerAudit(db);
+  let metricsServer: http.Server | null = null;
+  if (!metricsEnabled) {
+    // METRICS_ENABLED=false: nothing is recorded and nothing is served.
+  } else if (config.metricsPort === null) {
+    app.get('/metrics', { schema: { hide: true }, preValidation: adminHook }, async (_req, reply) => {
+      reply.type(EXPOSITION_CONTENT_TYPE);
+      return exposition();
+    });
+  } else {
+    const server = createMetricsServer();
+    metricsServer = server;
+    // onReady is awaited by listen() (onListen is not): the port answers once listen() resolves.
+    app.addHook('onReady', async () => {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.metricsPort!, config.host, () => resolve());
+      });
+    });
+    app.addHook('onClose', async () => {
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+  }
+
+  return { app, ctx, metricsServer };
 }
 
 /** Each route with its OpenAPI operationId (derived from the path, unique: a clash is a bug). */

@@ -84,6 +84,13 @@ export interface Config {
    * default "cvk-" + key check value). Required in production; sandbox generates one at first use.
    */
   cardVerificationKey: { keyId: string; key: Buffer } | null;
+  /**
+   * Issue 27: GET /metrics on its own port (METRICS_PORT, no authentication: reachable only from the
+   * monitoring network); null serves it on the main port behind the admin token.
+   */
+  metricsPort: number | null;
+  /** Issue 27: how often a worker instance audits the whole ledger (LEDGER_AUDIT_INTERVAL_MINUTES; 0 = never). */
+  ledgerAuditIntervalMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -114,6 +121,8 @@ const DEFAULT_PARTNER_CACHE_TTL_MS = 1000; // a settings change reaches every in
 const DEFAULT_WEBHOOK_TIMEOUT_MS = 5000; // D38: no answer in 5 s is a failed attempt
 const DEFAULT_AUTH_FORWARD_DEADLINE_MS = 2000; // D37: a partner's auth_url answers within 2 s by default
 const DEFAULT_WEBHOOK_EGRESS_IPS = ''; // none configured: the published list is empty until operators set it
+/** Issue 27: the whole ledger is re-derived every 6 hours (the LedgerAuditStale alert fires after 26 hours without one). */
+const DEFAULT_LEDGER_AUDIT_INTERVAL_MINUTES = 360;
 
 /** WEBHOOK_EGRESS_IPS: comma-separated IP addresses or CIDR blocks. */
 function ipListFrom(env: NodeJS.ProcessEnv, name: string, fallback: string): string[] {
@@ -276,6 +285,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
     authForwardDeadlineMs: intFrom(env, 'AUTH_FORWARD_DEADLINE_MS', DEFAULT_AUTH_FORWARD_DEADLINE_MS, 100, 10_000),
     serviceRsaPrivateKey: parseServiceRsaKey(env),
     cardVerificationKey: parseCardVerificationKey(env),
+    metricsPort: env.METRICS_PORT ? intFrom(env, 'METRICS_PORT', 0, 0, 65535) : null,
+    ledgerAuditIntervalMs: intFrom(env, 'LEDGER_AUDIT_INTERVAL_MINUTES', DEFAULT_LEDGER_AUDIT_INTERVAL_MINUTES, 0, 7 * 24 * 60) * 60_000,
   };
   if (config.httpHeadersTimeoutMs > config.httpRequestTimeoutMs) {
     throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)');

@@ -7,6 +7,7 @@ import { openDatabase } from './platform/db/open.ts';
 import { startWorkers } from './workers.ts';
 import { auditLedger } from './domains/ledger/index.ts';
 import { adminCommand, CliFailure, type CliIo } from './admin-cli.ts';
+import { startTracing } from './platform/tracing.ts';
 
 
 /**
@@ -34,6 +35,8 @@ export async function logDestination(format: 'auto' | 'pretty' | 'json', isTty: 
 
 async function serve(): Promise<void> {
   const { config, notices, announcements } = loadConfig();
+  // Issue 27: OpenTelemetry only when OTEL_EXPORTER_OTLP_ENDPOINT is set (nothing of it loads otherwise).
+  const tracing = await startTracing();
   const db = await openDatabase(config);
   const applied = await migrate(db);
   const log = await logDestination(config.logFormat, process.stdout.isTTY === true);
@@ -46,7 +49,7 @@ async function serve(): Promise<void> {
   if (applied.length) app.log.info({ applied }, 'migrations applied');
   const workers = config.workers ? startWorkers(ctx, app.log) : null;
   await app.listen({ port: config.port, host: config.host });
-  app.log.info({ env: config.env, database: db.kind, port: config.port }, 'service started');
+  app.log.info({ env: config.env, database: db.kind, port: config.port, metricsPort: config.metricsPort, tracing: tracing !== null }, 'service started');
   log.flush();
 
   let stopping = false;
@@ -57,6 +60,7 @@ async function serve(): Promise<void> {
     await app.close(); // stops accepting, waits for in-flight requests
     await workers?.stop();
     await db.close();
+    await tracing?.shutdown().catch(() => {});
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -6,6 +6,7 @@ import { lowBalanceJob } from './domains/funding/index.ts';
 import { decisionRecoveryJob, holdExpiryJob } from './domains/authorization/index.ts';
 import { sweepReplayStore } from './domains/partners/index.ts';
 import { pruneUserStream } from './domains/managed-balance/index.ts';
+import { auditLedgerWhenDue } from './domains/ledger/index.ts';
 import { sweepIdempotencyKeys } from './platform/http/idempotency.ts';
 
 /** Where background work logs: one line per job outcome (info/warn/error; levels the logger lacks are skipped). */
@@ -17,6 +18,8 @@ const NONCE_SWEEP_INTERVAL_MS = 30_000;
 const IDEMPOTENCY_SWEEP_INTERVAL_MS = 300_000;
 /** How often push-stream rows past their retention are deleted. */
 const PUSH_PRUNE_INTERVAL_MS = 600_000;
+/** How often a worker checks whether the ledger is due for its audit. */
+const LEDGER_AUDIT_CHECK_INTERVAL_MS = 3_600_000;
 /** Margin beyond the window, so a sweep never races a request being accepted at the edge. */
 const NONCE_SWEEP_MARGIN_MS = 60_000;
 
@@ -61,6 +64,13 @@ export function periodicTasks(ctx: AppContext): PeriodicTask[] {
       intervalMs: PUSH_PRUNE_INTERVAL_MS,
       run: () => pruneUserStream(ctx),
     },
+    ...(ctx.config.ledgerAuditIntervalMs > 0 ? [{
+      // Issue 27: the whole ledger re-derived (D33) when no instance did within the interval; the
+      // result feeds ledger_audit_* (alerts LedgerAuditFailed, LedgerAuditStale). Checked hourly at most.
+      name: 'ledger-audit',
+      intervalMs: Math.min(ctx.config.ledgerAuditIntervalMs, LEDGER_AUDIT_CHECK_INTERVAL_MS),
+      run: () => auditLedgerWhenDue(ctx.db, new Date(ctx.clock.now()), ctx.config.ledgerAuditIntervalMs),
+    }] : []),
   ];
 }
 

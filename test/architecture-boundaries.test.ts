@@ -53,6 +53,7 @@ const TABLE_OWNERS: Record<string, string> = {
   ledger_accounts: 'ledger',
   ledger_postings: 'ledger',
   ledger_entries: 'ledger',
+  ledger_audit_runs: 'ledger',
   balance_alert_settings: 'funding',
   balance_alert_emails: 'funding',
   card_profiles: 'cards',

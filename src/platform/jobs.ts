@@ -56,6 +56,8 @@ import { performance } from 'node:perf_hooks';
 import type { Clock } from './clock.ts';
 import type { Db, Queryable } from './db/db.ts';
 import { invariant } from './errors.ts';
+import { beforeScrape, counter, gauge } from './metrics.ts';
+import { inSpan } from './tracing.ts';
 
 /** What one claim gives the job's store functions. */
 export interface Lease {
@@ -114,6 +116,18 @@ export interface JobDefinition<T, P = undefined, D = unknown> {
   completeAll?(q: Queryable, items: { item: T; performed: P }[], lease: Lease): Promise<(JobOutcome<D> | string)[]>;
   afterCommit?(item: T, outcome: JobOutcome<D>): Promise<void>;
   fail(q: Queryable, item: T, failure: JobFailure): Promise<JobOutcome<D> | string | void>;
+  /**
+   * Optional (metrics, issue 27): the items due now and the due time of the oldest, read in one
+   * statement by the job's store (what `claim` would take, without leasing it).
+   */
+  backlog?(q: Queryable, now: Date): Promise<JobBacklog>;
+  /** Optional: the trace span of one item's `perform`, named after the business step (default `job.<name>`). */
+  spanName?: string;
+}
+
+export interface JobBacklog {
+  pending: number;
+  oldestDueAt: Date | null;
 }
 
 /** A job of any item type, for lists of jobs (src/workers.ts). */
@@ -224,14 +238,24 @@ function since(started: number): number {
 }
 
 function logged<D>(runtime: JobRuntime, report: JobItemReport<D>, level: LogLevel, fields?: Record<string, unknown>): JobItemReport<D> {
+  jobItems.inc({ job: report.job, result: report.result });
   write(runtime.log, level, { ...fields, job: report.job, id: report.id, result: report.result, attempt: report.attempt,
     durationMs: report.durationMs, ...(report.error !== undefined ? { error: report.error } : {}) }, `job ${report.result.toLowerCase()}`);
   return report;
 }
 
 async function perform<T, P, D>(def: JobDefinition<T, P, D>, item: T, lease: Lease): Promise<Performed<P>> {
+  const work = def.perform;
+  if (!work) return { ok: true, value: undefined as P };
   try {
-    return { ok: true, value: def.perform ? await def.perform(item, lease) : (undefined as P) };
+    const value = await inSpan(def.spanName ?? `job.${def.name}`, (span) => {
+      const { id, attempt } = def.identify(item);
+      span.setAttribute('app.job', def.name);
+      span.setAttribute('app.job.item_id', id);
+      span.setAttribute('app.job.attempt', attempt);
+      return work.call(def, item, lease);
+    });
+    return { ok: true, value };
   } catch (error) {
     return { ok: false, error };
   }
@@ -310,6 +334,17 @@ export async function runJobOnce<T, P, D>(
   checkDefinition(def);
   const limit = options.limit ?? def.batchSize;
   if (limit <= 0) return { job: def.name, claimed: 0, items: [] };
+  try {
+    const report = await runBatch(def, runtime, limit);
+    ranAt(def.name, 'ok', runtime.clock.now());
+    return report;
+  } catch (err) {
+    ranAt(def.name, 'error', runtime.clock.now());
+    throw err;
+  }
+}
+
+async function runBatch<T, P, D>(def: JobDefinition<T, P, D>, runtime: JobRuntime, limit: number): Promise<JobRunReport<D>> {
   const nowMs = runtime.clock.now();
   const lease: Lease = { token: randomUUID(), now: new Date(nowMs), until: new Date(nowMs + def.leaseMs), limit };
   const claimed = await runtime.db.tx((q) => def.claim(q, lease));
@@ -379,7 +414,13 @@ export function startJob(def: AnyJobDefinition, runtime: JobRuntime): RunningJob
 
 export function startPeriodicTask(task: PeriodicTask, runtime: JobRuntime): RunningJobs {
   return loop(task.name, task.intervalMs, async () => {
-    await task.run();
+    try {
+      await task.run();
+    } catch (err) {
+      ranAt(task.name, 'error', runtime.clock.now());
+      throw err;
+    }
+    ranAt(task.name, 'ok', runtime.clock.now());
     return task.intervalMs;
   }, runtime.log);
 }
@@ -394,4 +435,81 @@ export function startJobs(runtime: JobRuntime, work: { jobs: AnyJobDefinition[];
       await Promise.all(running.map((r) => r.stop()));
     },
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metrics and freshness (issue 27, docs/observability.md)
+
+const jobRuns = counter('job_runs_total', 'Runs of background jobs and periodic tasks, by job and result (ok, error: the run itself failed)', ['job', 'result']);
+const jobItems = counter('job_items_total', 'Items worked by background jobs, by job and the item\'s result label (DELIVERED, RETRY, GAVE_UP, LOST_LEASE, ...)', ['job', 'result']);
+const jobLastRun = gauge('job_last_run_timestamp_seconds', 'When the last run of a job or periodic task ended in this process (Unix time)', ['job']);
+const jobPending = gauge('job_pending_items', 'Items of a job due now and not leased (from the database: the same on every instance)', ['job']);
+const jobLag = gauge('job_lag_seconds', 'How long the oldest due item of a job has waited past its due time (0 when none is due)', ['job']);
+
+/** When each job or task last finished a run in this process (its clock), and how. */
+const lastRuns = new Map<string, { endedAtMs: number; result: 'ok' | 'error' }>();
+
+function ranAt(name: string, result: 'ok' | 'error', nowMs: number): void {
+  jobRuns.inc({ job: name, result });
+  jobLastRun.set({ job: name }, nowMs / 1000);
+  lastRuns.set(name, { endedAtMs: nowMs, result });
+}
+
+/** What /readyz says of one job or task. */
+export interface JobFreshness {
+  job: string;
+  /** When its last run ended in this process; null when none has yet. */
+  lastRunAt: string | null;
+  lastResult: 'ok' | 'error' | null;
+  /** fresh: ended within its bound; stale: not (stuck, or the loop died); waiting: no run ended yet. */
+  status: 'fresh' | 'stale' | 'waiting';
+  /** A run ends at most this long after the previous one (seconds). */
+  boundSeconds: number;
+}
+
+/** Jobs and tasks whose freshness is watched, with their bound: interval + lease (+ a minute of slack). */
+const watched = new Map<string, number>();
+const FRESHNESS_SLACK_MS = 60_000;
+
+/** Watches the service's jobs: their backlog in the database at every scrape, and their freshness (GET /readyz). */
+export function observeJobs(runtime: Pick<JobRuntime, 'db' | 'clock'>, work: { jobs: AnyJobDefinition[]; tasks?: PeriodicTask[] }): void {
+  for (const def of work.jobs) {
+    watched.set(def.name, def.intervalMs + def.leaseMs + FRESHNESS_SLACK_MS);
+    jobRuns.inc({ job: def.name, result: 'ok' }, 0);
+    jobRuns.inc({ job: def.name, result: 'error' }, 0);
+  }
+  for (const task of work.tasks ?? []) {
+    watched.set(task.name, 2 * task.intervalMs + FRESHNESS_SLACK_MS);
+    jobRuns.inc({ job: task.name, result: 'ok' }, 0);
+    jobRuns.inc({ job: task.name, result: 'error' }, 0);
+  }
+  const withBacklog = work.jobs.filter((def) => def.backlog);
+  beforeScrape('job-backlog', async () => {
+    const now = new Date(runtime.clock.now());
+    await Promise.all(withBacklog.map(async (def) => {
+      const backlog = await def.backlog!(runtime.db, now);
+      jobPending.set({ job: def.name }, backlog.pending);
+      jobLag.set({ job: def.name }, backlog.oldestDueAt ? Math.max(0, (now.getTime() - backlog.oldestDueAt.getTime()) / 1000) : 0);
+    }));
+  });
+}
+
+/**
+ * Freshness of every watched job and task at `nowMs`, for the readiness report. `startedAtMs` is
+ * when this process started its workers: a job with no run yet is "waiting" until its bound has
+ * passed since then.
+ */
+export function jobFreshness(nowMs: number, startedAtMs: number): JobFreshness[] {
+  return [...watched].map(([job, boundMs]) => {
+    const last = lastRuns.get(job);
+    const reference = last?.endedAtMs ?? startedAtMs;
+    const fresh = nowMs - reference <= boundMs;
+    return {
+      job,
+      lastRunAt: last ? new Date(last.endedAtMs).toISOString() : null,
+      lastResult: last?.result ?? null,
+      status: fresh ? (last ? 'fresh' : 'waiting') : 'stale',
+      boundSeconds: Math.round(boundMs / 1000),
+    };
+  });
 }

@@ -12,4 +12,5 @@ export { NetworkAuthenticator, networkKeys, type NetworkCaller } from './network
 export type { TransactionView } from './schemas.ts';
 export { AuthUrlForwarder, businessFields, SERVICE_KEY_HEADER, type StandInReason } from './forwarding.ts';
 export { ServiceKeys, type ServiceKey } from './service-keys.ts';
+export { observedDecisionStage } from './observability.ts';
 export { cardTransactionsPage, findTransactionRefs, holdExpiryBacklog, transactionTimelineRefs, type TransactionRef } from './operator-views.ts';

@@ -14,6 +14,7 @@ import type { Config } from '../../config.ts';
 import { listForwardingsPage, setForwardingSettings } from './forwarding-admin.ts';
 import type { AuthUrlForwarder } from './forwarding.ts';
 import type { ServiceKeys } from './service-keys.ts';
+import { observedAuthorize, observedSettlement } from './observability.ts';
 
 export type AuthorizationRouteDeps = AuthorizationDeps & { config: Config; serviceKeys: ServiceKeys; forwarder: AuthUrlForwarder };
 
@@ -34,31 +35,31 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
       summary: 'Simulate a card authorization through the full pipeline',
       description: `Runs exactly the engine the card network ingress runs. ${DECISION_NOTE} When currency is not a settlement currency of the card, send billingAmount and billingCurrency (the network's conversion); otherwise the decline is CURRENCY_NOT_ALLOWED.`,
       body: SimulateAuthorizationBody, data: TransactionOut, errors: AUTHORIZE_ERRORS,
-      handler: ({ body, partner }) => authorize(deps, { ...body, source: 'SANDBOX', partnerId: partner.partnerId }),
+      handler: ({ body, partner }) => observedAuthorize('SANDBOX', () => authorize(deps, { ...body, source: 'SANDBOX', partnerId: partner.partnerId })),
     }),
     route({
       method: 'POST', url: '/open-api/sandbox/v1/simulate/clearing', auth: 'partner', tag: 'Sandbox', sandboxOnly: true,
       summary: 'Simulate the clearing of an authorization',
       description: 'Releases what is still held and posts `amount` (billing currency of the authorization): equal, smaller (the rest returns to free) or larger (posted even if free goes negative). Answers the CLEARING record; its postedTransactionId is the posted id.',
       body: SimulateSettleBody, data: TransactionOut, errors: SETTLE_ERRORS,
-      handler: ({ body, partner }) => clear(deps, { source: 'SANDBOX', authorization: { transId: body.transId, partnerId: partner.partnerId }, amount: body.amount }),
+      handler: ({ body, partner }) => observedSettlement('clearing', 'SANDBOX', () => clear(deps, { source: 'SANDBOX', authorization: { transId: body.transId, partnerId: partner.partnerId }, amount: body.amount })),
     }),
     route({
       method: 'POST', url: '/open-api/sandbox/v1/simulate/reversal', auth: 'partner', tag: 'Sandbox', sandboxOnly: true,
       summary: 'Simulate a full or partial reversal of an authorization',
       description: 'Releases `amount` of the hold to free and gives the velocity usage back in the periods of the original authorization (the count when the hold reaches zero). Answers the REVERSAL record.',
       body: SimulateSettleBody, data: TransactionOut, errors: SETTLE_ERRORS,
-      handler: ({ body, partner }) => reverse(deps, { source: 'SANDBOX', authorization: { transId: body.transId, partnerId: partner.partnerId }, amount: body.amount }),
+      handler: ({ body, partner }) => observedSettlement('reversal', 'SANDBOX', () => reverse(deps, { source: 'SANDBOX', authorization: { transId: body.transId, partnerId: partner.partnerId }, amount: body.amount })),
     }),
     route({
       method: 'POST', url: '/open-api/sandbox/v1/simulate/refund', auth: 'partner', tag: 'Sandbox', sandboxOnly: true,
       summary: 'Simulate a merchant refund to a card',
       description: 'Credits free of the card\'s funds (the company pool or the dedicated balance); velocity usage is left alone. `transId` optionally names the purchase returned.',
       body: SimulateRefundBody, data: TransactionOut, errors: REFUND_ERRORS,
-      handler: ({ body, partner }) => refund(deps, {
+      handler: ({ body, partner }) => observedSettlement('refund', 'SANDBOX', () => refund(deps, {
         ...body, source: 'SANDBOX', partnerId: partner.partnerId,
         original: body.transId ? { transId: body.transId, partnerId: partner.partnerId } : undefined,
-      }),
+      })),
     }),
 
     // ---- Card network ingress (network key, D40) ----
@@ -67,34 +68,34 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
       summary: 'An authorization request from the card network',
       description: `Signed with an operator-issued network key. Idempotent on networkTransactionId: a retry is answered exactly as the first time and booked once. ${DECISION_NOTE}`,
       body: NetworkAuthorizationBody, data: TransactionOut, errors: AUTHORIZE_ERRORS,
-      handler: ({ body }) => authorize(deps, { ...body, source: 'NETWORK', partnerId: null }),
+      handler: ({ body }) => observedAuthorize('NETWORK', () => authorize(deps, { ...body, source: 'NETWORK', partnerId: null })),
     }),
     route({
       method: 'POST', url: '/internal/network/v1/clearing', auth: 'network', tag: 'Network ingress',
       summary: 'A clearing (presentment) of an authorization',
       body: NetworkSettleBody, data: TransactionOut, errors: SETTLE_ERRORS,
-      handler: ({ body }) => clear(deps, {
+      handler: ({ body }) => observedSettlement('clearing', 'NETWORK', () => clear(deps, {
         source: 'NETWORK', networkTransactionId: body.networkTransactionId,
         authorization: { networkTransactionId: body.originalNetworkTransactionId }, amount: body.amount,
-      }),
+      })),
     }),
     route({
       method: 'POST', url: '/internal/network/v1/reversal', auth: 'network', tag: 'Network ingress',
       summary: 'A full or partial reversal of an authorization',
       body: NetworkSettleBody, data: TransactionOut, errors: SETTLE_ERRORS,
-      handler: ({ body }) => reverse(deps, {
+      handler: ({ body }) => observedSettlement('reversal', 'NETWORK', () => reverse(deps, {
         source: 'NETWORK', networkTransactionId: body.networkTransactionId,
         authorization: { networkTransactionId: body.originalNetworkTransactionId }, amount: body.amount,
-      }),
+      })),
     }),
     route({
       method: 'POST', url: '/internal/network/v1/refund', auth: 'network', tag: 'Network ingress',
       summary: 'A merchant refund credited to a card',
       body: NetworkRefundBody, data: TransactionOut, errors: REFUND_ERRORS,
-      handler: ({ body }) => refund(deps, {
+      handler: ({ body }) => observedSettlement('refund', 'NETWORK', () => refund(deps, {
         ...body, source: 'NETWORK', partnerId: null,
         original: body.originalNetworkTransactionId ? { networkTransactionId: body.originalNetworkTransactionId } : undefined,
-      }),
+      })),
     }),
 
     // ---- Partner reads (2.9) ----

@@ -30,11 +30,12 @@ import { findAccount, findAccountById, getOrCreateAccount, post, type EntryInput
 import { CAPABILITY_BLOCKERS, isIsoCountry } from '../organizations/index.ts';
 import { periodKeys, releaseUsage } from '../velocity/index.ts';
 import {
-  authorizeInDb, findAuthorization, leaseDueHolds, lockLeasedHold, releaseHoldLease, findTransactionJson, insertSettlement, listTransactions as listTransactionRows,
+  authorizeInDb, dueHoldsBacklog, findAuthorization, leaseDueHolds, lockLeasedHold, releaseHoldLease, findTransactionJson, insertSettlement, listTransactions as listTransactionRows,
   lockAuthorization, lockNetworkMessage, resolveTransactionIds, transactionJsonByNetworkId, updateAuthorization,
   type ExpiringHold, type Source, type TransactionRow,
 } from './store.ts';
 import { runJobOnce, type JobDefinition, type JobLog } from '../../platform/jobs.ts';
+import { inSpan } from '../../platform/tracing.ts';
 import type { TransactionView } from './schemas.ts';
 import { approveEverything, awaitDecision, DECISION_GRACE_MS, decideAfterHold, type PartnerDecisionStage } from './decision.ts';
 
@@ -130,7 +131,8 @@ export async function authorize(deps: AuthorizationDeps, input: AuthorizationInp
   const keys = periodKeys(at);
   // This request's claim on the partner decision, should the approval be forwarded (issue 26).
   const decisionToken = randomUUID();
-  const result = await authorizeInDb(deps.db, {
+  // One span for the checks card_authorize runs in one call: card, status, capabilities, velocity, funds (issue 27).
+  const result = await inSpan('authorization.checks', () => authorizeInDb(deps.db, {
     partnerId: input.partnerId,
     cardId: input.cardId,
     source: input.source,
@@ -157,7 +159,7 @@ export async function authorize(deps: AuthorizationDeps, input: AuthorizationInp
     decisionToken,
     defaultDeadlineMs: deps.config?.authForwardDeadlineMs ?? DEFAULT_FORWARD_DEADLINE_MS,
     decisionGraceMs: DECISION_GRACE_MS,
-  });
+  }));
   if (result.outcome === 'CARD_INVALID') throw new ApiError('CARD_INVALID', `Card ${input.cardId} does not exist`);
   const transaction = view(result.body);
   const partnerId = result.partnerId;
@@ -505,6 +507,7 @@ export function holdExpiryJob(): JobDefinition<ExpiringHold> {
     concurrency: 1,
     identify: (h) => ({ id: h.transId, attempt: h.attempt }),
     claim: (q, lease) => leaseDueHolds(q, { ...lease, maxAttempts: HOLD_EXPIRY_MAX_ATTEMPTS }),
+    backlog: (q, now) => dueHoldsBacklog(q, now, HOLD_EXPIRY_MAX_ATTEMPTS),
     complete: async (q, hold, _none, lease) => {
       const auth = await lockLeasedHold(q, hold.transId, lease.token);
       // Cleared or reversed since the claim, or the lease ran out and another worker has it.

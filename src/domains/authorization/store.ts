@@ -306,6 +306,16 @@ export interface ExpiringHold extends TransactionRow {
  * Leases due holds (D34): FOR UPDATE SKIP LOCKED, so instances skip each other's rows; the due time
  * moves to the lease expiry (a crashed worker's holds are due again then), the attempt is counted.
  */
+/** Holds due for expiry and the oldest due time (metrics, issue 27): what the next lease would take. */
+export async function dueHoldsBacklog(q: Queryable, now: Date, maxAttempts: number): Promise<{ pending: number; oldestDueAt: Date | null }> {
+  const [row] = await q.query<{ pending: number; oldestDueAt: Date | null }>(
+    `SELECT count(*)::int AS pending, min(expiry_due_at) AS "oldestDueAt" FROM card_transactions
+      WHERE message_type = 'AUTHORIZATION' AND status = 'PENDING' AND expiry_due_at <= $1 AND expiry_attempts < $2`,
+    [now, maxAttempts],
+  );
+  return row;
+}
+
 export async function leaseDueHolds(q: Queryable, l: { token: string; now: Date; until: Date; limit: number; maxAttempts: number }): Promise<ExpiringHold[]> {
   return q.query<ExpiringHold>(
     `WITH due AS (

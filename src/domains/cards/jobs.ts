@@ -8,7 +8,7 @@ import { drawCardData, expiryYymm } from './card-data.ts';
 import { bindRulesToCard, isCountrySanctioned } from './deps.ts';
 import { ensureCardsReady, type CardDeps } from './profiles.ts';
 import { applyView, cardView, checkApplication, type CheckedApplication } from './service.ts';
-import { completeApplication, deferApplication, insertCard, leaseApplications, lockLeasedApplication, type Card, type CardApplication } from './store.ts';
+import { applicationsBacklog, completeApplication, deferApplication, insertCard, leaseApplications, lockLeasedApplication, type Card, type CardApplication } from './store.ts';
 
 /**
  * The asynchronous half of card application (D23, D24, D44): a leased job per application.
@@ -185,6 +185,7 @@ export function cardApplicationJob(deps: CardDeps): JobDefinition<CardApplicatio
       return { result: outcome, level: outcome === 'LOST_LEASE' ? 'warn' : 'info', fields: { partnerId: application.partnerId } };
     },
     fail: (q, application, failure) => failApplication(deps, q, application, failure),
+    backlog: (q, now) => applicationsBacklog(q, now),
   };
 }
 

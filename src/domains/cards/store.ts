@@ -174,6 +174,19 @@ export async function findApplicationByRef(q: Queryable, partnerId: string, card
 }
 
 /**
+ * Applications due for a decision and the oldest due time (metrics, issue 27): PENDING ones since
+ * their creation, PROCESSING ones whose lease expired since its expiry.
+ */
+export async function applicationsBacklog(q: Queryable, now: Date): Promise<{ pending: number; oldestDueAt: Date | null }> {
+  const [row] = await q.query<{ pending: number; oldestDueAt: Date | null }>(
+    `SELECT count(*)::int AS pending, min(CASE WHEN status = 'PENDING' THEN created_at ELSE lease_expires_at END) AS "oldestDueAt" FROM card_applications
+      WHERE status = 'PENDING' OR (status = 'PROCESSING' AND lease_expires_at <= $1)`,
+    [now],
+  );
+  return row;
+}
+
+/**
  * Leases up to `limit` due applications: PENDING ones, and PROCESSING ones whose lease expired
  * (their worker crashed). FOR UPDATE SKIP LOCKED lets several instances lease concurrently without
  * ever taking the same row.

@@ -6,8 +6,9 @@ import { invariant } from '../../platform/errors.ts';
 import type { Db, Queryable } from '../../platform/db/db.ts';
 import { runJobOnce, type JobDefinition, type JobLog, type JobOutcome, type Lease } from '../../platform/jobs.ts';
 import { partnersByIds, revealPartnerSecret, revealWebhookSecret, webhookSecretsOf } from '../partners/index.ts';
+import { beforeScrape, counter, gauge } from '../../platform/metrics.ts';
 import {
-  insertAttempts, leaseDue, leaseEventNow, makeWaitingEventsDue, markAbandonedAttempts, rescheduleLeasedEvent, settleAttempts,
+  dueEventsBacklog, insertAttempts, leaseDue, leaseEventNow, makeWaitingEventsDue, markAbandonedAttempts, rescheduleLeasedEvent, settleAttempts, undeliveredEvents,
   type AttemptSettlement, type LeasedEvent, type NextState,
 } from './store.ts';
 import { postWebhook, type PostResult } from './webhook-http.ts';
@@ -228,6 +229,20 @@ async function settleAttempt(deps: EventDeps, q: Queryable, event: LeasedEvent, 
   return result;
 }
 
+// Metrics (issue 27, docs/observability.md).
+const webhookDeliveries = counter('webhook_deliveries_total', 'Webhook delivery attempts by their answer (SUCCESS, HTTP_ERROR, TIMEOUT, NETWORK_ERROR, BLOCKED, NOT_CONFIGURED)', ['outcome']);
+const webhookUndelivered = gauge('webhook_undelivered_events', 'Events not delivered yet: due, waiting for a retry, or waiting for the partner\'s webhook settings');
+const webhookOldestAge = gauge('webhook_oldest_undelivered_age_seconds', 'Age of the oldest event not delivered yet (0 when none)');
+
+/** The webhook backlog at every scrape (the due part and its lag are the delivery job's job_pending_items and job_lag_seconds). */
+export function observeWebhooks(deps: Pick<EventDeps, 'db' | 'clock'>): void {
+  beforeScrape('webhook-backlog', async () => {
+    const backlog = await undeliveredEvents(deps.db);
+    webhookUndelivered.set(backlog.pending);
+    webhookOldestAge.set(backlog.oldestCreatedAt ? Math.max(0, (deps.clock.now() - backlog.oldestCreatedAt.getTime()) / 1000) : 0);
+  });
+}
+
 /** The job runner's account of one attempt: warnings for failed answers, an error when given up. */
 /**
  * Partners whose events are parked as NOT_CONFIGURED (no webhook_url, disabled, ...), with the
@@ -246,6 +261,7 @@ function firstNotConfigured(partnerId: string, reason: string): boolean {
 }
 
 function deliveryOutcome(event: LeasedEvent, post: PostResult, delivery: DeliveryResult): JobOutcome<DeliveryResult> {
+  webhookDeliveries.inc({ outcome: post.outcome });
   const result = delivery.settled ? delivery.status : 'LOST_LEASE';
   const fields = { partnerId: event.partnerId, eventType: event.eventType, outcome: post.outcome, httpStatus: post.httpStatus, attemptNo: event.attemptNo };
   if (post.outcome === 'NOT_CONFIGURED' && result === 'PENDING') {
@@ -270,6 +286,7 @@ function deliveryOutcome(event: LeasedEvent, post: PostResult, delivery: Deliver
 /** Second half: POSTs the leased event and records the answer. */
 export async function deliverLeased(deps: EventDeps, event: LeasedEvent): Promise<DeliveryResult> {
   const post = await attempt(deps, event);
+  webhookDeliveries.inc({ outcome: post.outcome });
   return deps.db.tx((q) => settleAttempt(deps, q, event, post));
 }
 
@@ -300,6 +317,8 @@ export function webhookDeliveryJob(deps: EventDeps): JobDefinition<LeasedEvent, 
     retryDelayMs: (failedAttempts) => retryDelayMs(failedAttempts),
     identify: (e) => ({ id: e.eventId, attempt: e.deliveryAttempt }),
     claim: (q, lease) => claimDueEvents(q, lease),
+    backlog: (q, now) => dueEventsBacklog(q, now),
+    spanName: 'webhook.deliver',
     perform: (event) => attempt(deps, event),
     complete: async (q, event, post) => deliveryOutcome(event, post, await settleAttempt(deps, q, event, post)),
     // A run's answers are recorded in one statement: one commit per batch, not per event.

@@ -9,7 +9,7 @@ export { recordEvent, type NewEvent } from './outbox.ts';
 export { eventRoutes } from './routes.ts';
 export { eventDetail, eventView, listEvents, resendEvent, webhookEgress, type ListEventsInput } from './service.ts';
 export {
-  deliverDueEvents, deliverLeased, leaseDueEvents, leaseDurationMs, nextStateAfter, retryDelayMs, webhookBody, webhookDeliveryJob,
+  deliverDueEvents, deliverLeased, observeWebhooks, leaseDueEvents, leaseDurationMs, nextStateAfter, retryDelayMs, webhookBody, webhookDeliveryJob,
   wakeParkedEvents, webhookHeaders, DELIVERY_BATCH_SIZE, FIRST_RETRY_DELAY_MS, LEASE_MARGIN_MS, MAX_RETRY_DELAY_MS,
   RETRY_BACKOFF_FACTOR, RETRY_JITTER_RATIO, RETRY_WINDOW_MS, WEBHOOK_MAX_ATTEMPTS, WEBHOOK_POLL_INTERVAL_MS,
   type DeliveryLog, type DeliveryResult, type DeliverySummary, type EventDeps,

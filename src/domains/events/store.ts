@@ -74,6 +74,24 @@ export interface LeasedEventRow {
  * skips them instead of waiting) and their next_attempt_at is moved to the lease expiry, so once
  * this commits no other worker sees them as due until the lease runs out.
  */
+/** Events due for delivery now and the oldest due time (metrics, issue 27): what the next lease would take. */
+export async function dueEventsBacklog(q: Queryable, now: Date): Promise<{ pending: number; oldestDueAt: Date | null }> {
+  const [row] = await q.query<{ pending: number; oldestDueAt: Date | null }>(
+    `SELECT count(*)::int AS pending, min(next_attempt_at) AS "oldestDueAt" FROM events
+      WHERE status = 'PENDING' AND next_attempt_at <= $1`,
+    [now],
+  );
+  return row;
+}
+
+/** Events not delivered yet (due, waiting for a retry or for the partner's settings) and the creation time of the oldest. */
+export async function undeliveredEvents(q: Queryable): Promise<{ pending: number; oldestCreatedAt: Date | null }> {
+  const [row] = await q.query<{ pending: number; oldestCreatedAt: Date | null }>(
+    `SELECT count(*)::int AS pending, min(create_time) AS "oldestCreatedAt" FROM events WHERE status = 'PENDING'`,
+  );
+  return row;
+}
+
 export async function leaseDue(
   q: Queryable,
   args: { now: Date; leaseUntil: Date; leaseToken: string; limit: number },

@@ -21,7 +21,7 @@ import { availableReachedSince, findAccount } from '../ledger/index.ts';
 import { findOrganizationById } from '../organizations/index.ts';
 import { corporateWire } from './service.ts';
 import {
-  leaseDueAlertSettings, listAlertEmails, lockLeasedAlertSetting, makeAlertScansDue, readAlertConfig, rearmAlert, recordAlertSent, releaseAlertSetting,
+  alertSettingsBacklog, leaseDueAlertSettings, listAlertEmails, lockLeasedAlertSetting, makeAlertScansDue, readAlertConfig, rearmAlert, recordAlertSent, releaseAlertSetting,
   type LeasedAlertSetting,
 } from './store.ts';
 
@@ -145,6 +145,7 @@ export function lowBalanceJob(deps: LowBalanceDeps): JobDefinition<LeasedAlertSe
     concurrency: 1,
     identify: (s) => ({ id: `${s.organizationId}/${s.currency}`, attempt: s.attempt }),
     claim: (q, lease) => leaseDueAlertSettings(q, lease),
+    backlog: (q, now) => alertSettingsBacklog(q, now),
     complete: (q, setting, _none, lease) => scanSetting(deps, q, setting, lease),
     afterCommit: async (_setting, outcome) => {
       for (const id of outcome.detail?.mailIds ?? []) await deps.mailer.deliver(id);

@@ -82,6 +82,16 @@ export interface LeasedAlertSetting {
 const LEASED_COLUMNS = `s.organization_id AS "organizationId", s.currency, s.threshold::text AS threshold,
   s.last_alert_day::text AS "lastAlertDay", s.last_alert_version::text AS "lastAlertVersion", s.scan_attempts AS attempt`;
 
+/** Settings due for a scan and the oldest due time (metrics, issue 27): what the next lease would take. */
+export async function alertSettingsBacklog(q: Queryable, now: Date): Promise<{ pending: number; oldestDueAt: Date | null }> {
+  const [row] = await q.query<{ pending: number; oldestDueAt: Date | null }>(
+    `SELECT count(*)::int AS pending, min(next_scan_at) AS "oldestDueAt" FROM balance_alert_settings
+      WHERE next_scan_at <= $1`,
+    [now],
+  );
+  return row;
+}
+
 /**
  * Leases up to `limit` settings due for a scan: FOR UPDATE SKIP LOCKED, next_scan_at moved to the
  * lease expiry, lease_token stamped, the attempt counted.

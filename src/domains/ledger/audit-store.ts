@@ -79,3 +79,19 @@ export async function countPostings(q: Queryable, partnerId: string | null): Pro
   );
   return Number(postings);
 }
+
+/** Issue 27: the result of a whole-ledger audit. */
+export async function insertAuditRun(q: Queryable, run: { finishedAt: Date; ok: boolean; findings: number; accounts: number; postings: number }): Promise<void> {
+  await q.query(
+    'INSERT INTO ledger_audit_runs (finished_at, ok, findings, accounts, postings) VALUES ($1, $2, $3, $4, $5)',
+    [run.finishedAt, run.ok, run.findings, run.accounts, run.postings],
+  );
+}
+
+/** The latest whole-ledger audit, or null when none ran. */
+export async function latestAuditRun(q: Queryable): Promise<{ finishedAt: Date; ok: boolean; findings: number } | null> {
+  const rows = await q.query<{ finishedAt: Date; ok: boolean; findings: number }>(
+    'SELECT finished_at AS "finishedAt", ok, findings FROM ledger_audit_runs ORDER BY finished_at DESC LIMIT 1',
+  );
+  return rows[0] ?? null;
+}

@@ -1,6 +1,7 @@
 import type { Queryable } from '../../platform/db/db.ts';
 import { fromDb } from '../../platform/money.ts';
-import { auditAccountRows, countPostings, unbalancedPostings, unconservedCurrencies } from './audit-store.ts';
+import { beforeScrape, gauge } from '../../platform/metrics.ts';
+import { auditAccountRows, countPostings, insertAuditRun, latestAuditRun, unbalancedPostings, unconservedCurrencies } from './audit-store.ts';
 
 /**
  * D33: "the ledger can be audited by a command that re-derives every balance". Re-derives each
@@ -9,8 +10,11 @@ import { auditAccountRows, countPostings, unbalancedPostings, unconservedCurrenc
  * balanced per currency or have fewer than two entries, and accounts breaking pending >= 0 or
  * available >= 0 (a negative available is reported as a finding only when no forced posting
  * explains it), and partner currencies whose balances do not sum to zero (money is conserved:
- * every posting is balanced and every account starts empty). Read-only; run it through
- * GET /internal/admin/v1/ledger/audit.
+ * every posting is balanced and every account starts empty). Run it through
+ * GET /internal/admin/v1/ledger/audit, the ledger-audit command, or the periodic task of worker
+ * instances (issue 27). It reads the ledger only; an audit of the whole ledger (no partnerId)
+ * also records its result in ledger_audit_runs (`at`: when it ended, default now), which the
+ * ledger_audit_* metrics report.
  */
 export interface AuditFinding {
   kind: 'BALANCE_MISMATCH' | 'LAST_ENTRY_MISMATCH' | 'VERSION_MISMATCH' | 'UNBALANCED_POSTING' | 'NEGATIVE_PENDING' | 'NEGATIVE_AVAILABLE'
@@ -31,7 +35,7 @@ export interface AuditReport {
 /** Findings listed at most; the counts stay exact. */
 const MAX_FINDINGS = 1000;
 
-export async function auditLedger(q: Queryable, options: { partnerId?: string } = {}): Promise<AuditReport> {
+export async function auditLedger(q: Queryable, options: { partnerId?: string; at?: Date } = {}): Promise<AuditReport> {
   const partner = options.partnerId ?? null;
   const findings: AuditFinding[] = [];
   const add = (f: AuditFinding) => {
@@ -71,5 +75,34 @@ export async function auditLedger(q: Queryable, options: { partnerId?: string } 
   for (const u of unconserved) add({ kind: 'NOT_CONSERVED', detail: `partner ${u.partnerId} ${u.currency} balances sum to ${u.total}` });
 
   const postings = await countPostings(q, partner);
-  return { ok: findings.length === 0, accounts: accounts.length, postings, entries, findings };
+  const report = { ok: findings.length === 0, accounts: accounts.length, postings, entries, findings };
+  if (partner === null) {
+    await insertAuditRun(q, { finishedAt: options.at ?? new Date(), ok: report.ok, findings: findings.length, accounts: accounts.length, postings });
+  }
+  return report;
+}
+
+const auditLastRun = gauge('ledger_audit_last_run_timestamp_seconds', 'When the last whole-ledger audit ended (Unix time; 0 when none has run)');
+const auditLastOk = gauge('ledger_audit_last_ok', 'Whether the last whole-ledger audit was clean (1) or had findings (0); absent before the first audit');
+const auditLastFindings = gauge('ledger_audit_last_findings', 'Findings of the last whole-ledger audit (at most 1000 are counted)');
+
+/** The last audit's time and result at every scrape (metrics, issue 27). */
+export function observeLedgerAudit(q: Queryable): void {
+  beforeScrape('ledger-audit', async () => {
+    const last = await latestAuditRun(q);
+    auditLastRun.set(last ? last.finishedAt.getTime() / 1000 : 0);
+    if (!last) return;
+    auditLastOk.set(last.ok ? 1 : 0);
+    auditLastFindings.set(last.findings);
+  });
+}
+
+/**
+ * The periodic whole-ledger audit of worker instances (issue 27): skipped when any instance (or an
+ * operator) audited within the interval, so several workers do not repeat each other's work.
+ */
+export async function auditLedgerWhenDue(q: Queryable, now: Date, intervalMs: number): Promise<AuditReport | null> {
+  const last = await latestAuditRun(q);
+  if (last && now.getTime() - last.finishedAt.getTime() < intervalMs) return null;
+  return auditLedger(q, { at: now });
 }

@@ -9,6 +9,7 @@ import { newId } from '../../platform/crypto/secrets.ts';
 import type { AppContext } from '../../platform/context.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
 import { parseJson } from '../../platform/http/json.ts';
+import { counter } from '../../platform/metrics.ts';
 import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema.ts';
 import { ASSET_MAX_SCALE, atRate, fromDb, parseAmount, toDb, toWire, type Amount } from '../../platform/money.ts';
 import { getOrCreateAccount, listAccountsOfOwner, post } from '../ledger/index.ts';
@@ -32,6 +33,9 @@ const CONVERSION_OWNER = 'ASSET_CONVERSION';
 export type MovementView = Record<string, unknown> & { transactionId: string };
 
 const now = (deps: MovementDeps) => new Date(deps.clock.now());
+
+/** Issue 27: booked credits, debits and conversions by 2.4 type (a closed set) and direction. */
+const movementsBooked = counter('user_asset_movements_total', 'Managed users\' asset movements booked by partner credits, debits and conversions, by type and direction', ['type', 'direction']);
 
 function view(body: string): MovementView {
   return parseJson(body) as MovementView;
@@ -81,6 +85,7 @@ export async function move(deps: MovementDeps, partnerId: string, direction: 'CR
   if (result.outcome !== 'OK') throw REFUSALS[result.outcome](result.body, input);
   const movement = view(result.body);
   invariant(movement.direction === direction && fromDb(String(movement.amount)).eq(amount), `movement ${movement.transactionId} books the requested amount`);
+  movementsBooked.inc({ type, direction });
   return movement;
 }
 
@@ -102,7 +107,7 @@ export interface ConvertInput {
 export async function convert(deps: MovementDeps, partnerId: string, input: ConvertInput): Promise<MovementView> {
   const amount = parseAmount('amount', input.amount, AMOUNT_RULES);
   if (input.fromAsset === input.toAsset) throw paramInvalid('toAsset', 'must differ from fromAsset');
-  return deps.db.tx(async (q) => {
+  const converted = await deps.db.tx(async (q) => {
     const from = await activeAsset(q, input.fromAsset, 'fromAsset');
     const to = await activeAsset(q, input.toAsset, 'toAsset');
     if (amount.decimalPlaces() > from.scale) throw paramInvalid('amount', `${from.asset} amounts have at most ${from.scale} decimal places`);
@@ -147,6 +152,8 @@ export async function convert(deps: MovementDeps, partnerId: string, input: Conv
     if (body === null) throw REFUSALS.DUPLICATE(input.externalTranId, { ...input, asset: input.fromAsset });
     return view(body);
   });
+  movementsBooked.inc({ type: 'CONVERSION', direction: 'DEBIT' });
+  return converted;
 }
 
 /** 2.3 balance objects: every ACTIVE asset (zero when never used) and any other asset the user holds. */

@@ -20,6 +20,18 @@ export interface Db extends Queryable {
    */
   listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
+  /** The connection pool's figures (metrics, issue 27); absent on the embedded database, which has none. */
+  poolStats?(): PoolStats;
+}
+
+export interface PoolStats {
+  /** Connections open. */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+  /** The pool's size limit. */
+  max: number;
 }
 
 const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -200,6 +212,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
       };
     },
     close: () => pool.end(),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: options.poolSize }),
   };
 }
 

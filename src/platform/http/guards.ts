@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { frameworkRejection } from './envelope.ts';
+import { beforeScrape, counter, rateLimitRefusals } from '../metrics.ts';
 
 /**
  * Connection-level guards (issue 13, docs/security.md): slow clients are cut off by Node's own
@@ -87,3 +88,19 @@ export const rateLimitCounters = {
   authFailures: 0,
   adminAuthFailures: 0,
 };
+
+/** The refusals above as metrics (issue 27): each scrape adds what was counted since the last one. */
+const guardRefusals = counter('http_connection_refusals_total', 'Connections refused by the connection guards, by reason (requestTimeouts, headersTooLarge, malformedRequests, idleTimeouts)', ['reason']);
+const mirrored = { guards: { ...connectionGuardCounters }, limits: { ...rateLimitCounters } };
+for (const reason of Object.keys(connectionGuardCounters)) guardRefusals.inc({ reason }, 0);
+for (const kind of [...Object.keys(rateLimitCounters), 'partner']) rateLimitRefusals.inc({ kind }, 0);
+beforeScrape('http-guards', async () => {
+  for (const [reason, value] of Object.entries(connectionGuardCounters) as [keyof ConnectionGuardCounters, number][]) {
+    if (value > mirrored.guards[reason]) guardRefusals.inc({ reason }, value - mirrored.guards[reason]);
+    mirrored.guards[reason] = value;
+  }
+  for (const [kind, value] of Object.entries(rateLimitCounters) as [keyof typeof rateLimitCounters, number][]) {
+    if (value > mirrored.limits[kind]) rateLimitRefusals.inc({ kind }, value - mirrored.limits[kind]);
+    mirrored.limits[kind] = value;
+  }
+});

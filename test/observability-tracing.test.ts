@@ -1,0 +1,136 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { SignedHttpClient, type CardTransaction } from '../sdk/index.ts';
+import { deliverDueEvents } from '../src/domains/events/index.ts';
+import { startTracing, tracingEnabled, type TracingHandle } from '../src/platform/tracing.ts';
+import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { fundedCard, purchase, type SpendWorld } from './helpers/authorization.ts';
+import { WebhookReceiver } from './helpers/webhook-receiver.ts';
+import { PartnerAuthUrl } from './helpers/partner-auth-url.ts';
+
+/** One exported span as OTLP/HTTP JSON carries it (ids in hex). */
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  attributes?: { key: string; value: Record<string, unknown> }[];
+}
+
+/** An OTLP/HTTP receiver (JSON encoding): every span POSTed to /v1/traces. */
+class OtlpReceiver {
+  readonly spans: OtlpSpan[] = [];
+  private constructor(private readonly server: http.Server, readonly endpoint: string) {}
+
+  static async start(): Promise<OtlpReceiver> {
+    let self: OtlpReceiver | null = null;
+    const server = http.createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      assert.equal(req.url, '/v1/traces');
+      assert.match(req.headers['content-type'] ?? '', /application\/json/);
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] };
+      for (const rs of body.resourceSpans) for (const ss of rs.scopeSpans) self!.spans.push(...ss.spans);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    self = new OtlpReceiver(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    return self;
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((ok) => this.server.close(() => ok()));
+  }
+}
+
+const attribute = (span: OtlpSpan, key: string) => {
+  const value = span.attributes?.find((a) => a.key === key)?.value;
+  return value ? Object.values(value)[0] : undefined;
+};
+
+/**
+ * Issue 27: with OTEL_EXPORTER_OTLP_ENDPOINT set, one signed authorization with forwarding is one
+ * trace at the OTLP receiver, continuing the caller's traceparent, with its business steps as
+ * spans, the partner's auth_url request carrying traceparent, and the trace id on its log lines.
+ */
+describe('OpenTelemetry traces (issue 27)', () => {
+  let receiver: OtlpReceiver;
+  let tracing: TracingHandle | null;
+  let svc: TestService;
+  let partner: PartnerAuthUrl;
+  let w: SpendWorld;
+
+  before(async () => {
+    receiver = await OtlpReceiver.start();
+    Object.assign(process.env, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SERVICE_NAME: 'card-issuing-test',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+      OTEL_METRICS_EXPORTER: 'none',
+      OTEL_LOGS_EXPORTER: 'none',
+    });
+    tracing = await startTracing(process.env);
+    assert.ok(tracing && tracingEnabled());
+    svc = await startService();
+    partner = await PartnerAuthUrl.start();
+    w = await fundedCard(svc, { funds: '100.00' });
+    partner.servicePublicKey = (await w.client.partner.servicePublicKey()).publicKey;
+    await svc.admin.updatePartner(w.partner.partnerId, { authUrl: partner.url, externalPublicKey: partner.publicKeyBase64 });
+  });
+  after(async () => {
+    await partner.close();
+    await svc.close();
+    await tracing?.shutdown();
+    await receiver.close();
+    await closeTestDatabase();
+  });
+
+  it('one signed authorization with forwarding is one trace continuing the caller\'s, and the partner request carries traceparent', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const callerSpanId = randomBytes(8).toString('hex');
+    const client = new SignedHttpClient({ baseUrl: svc.baseUrl, apiKey: w.partner.apiKey!, secretKey: w.partner.secretKey!, now: svc.clock.now });
+    const t = await client.call<CardTransaction>('POST', '/open-api/sandbox/v1/simulate/authorization', {
+      body: purchase(w.card.cardId, '4.00'), headers: { traceparent: `00-${traceId}-${callerSpanId}-01` },
+    });
+    assert.equal(t.approved, true);
+    assert.equal(t.partnerDecision?.outcome, 'APPROVED');
+    // Shutting down flushes every span of the trace to the receiver.
+    await tracing!.shutdown();
+    tracing = null;
+    const spans = receiver.spans.filter((s) => s.traceId === traceId);
+    const names = spans.map((s) => s.name);
+    for (const step of ['authorization.authorize', 'authorization.checks', 'authorization.partner_decision']) {
+      assert.ok(names.includes(step), `span ${step} in ${names.join(', ')}`);
+    }
+    const byId = new Map(spans.map((s) => [s.spanId, s]));
+    const root = spans.filter((s) => !byId.has(s.parentSpanId ?? ''));
+    assert.deepEqual(root.map((s) => s.parentSpanId), [callerSpanId], 'one root: the server span, child of the caller\'s span');
+    const authorize = spans.find((s) => s.name === 'authorization.authorize')!;
+    assert.equal(attribute(authorize, 'app.approved'), true);
+    const decision = spans.find((s) => s.name === 'authorization.partner_decision')!;
+    assert.equal(attribute(decision, 'app.forwarding.approved'), true);
+    assert.equal(decision.parentSpanId, authorize.spanId);
+    // The partner's request carried the trace: its parent is the client span of the POST, under the decision.
+    const header = partner.traceparents.at(-1) ?? '';
+    const [, partnerTraceId, partnerParent] = header.split('-');
+    assert.equal(partnerTraceId, traceId);
+    const clientSpan = byId.get(partnerParent);
+    assert.ok(clientSpan, 'the partner\'s parent span was exported');
+    let ancestor: OtlpSpan | undefined = clientSpan;
+    while (ancestor && ancestor.spanId !== decision.spanId) ancestor = byId.get(ancestor.parentSpanId ?? '');
+    assert.ok(ancestor, 'the auth_url request is under authorization.partner_decision');
+    if (svc.db.kind === 'postgres') assert.ok(spans.some((s) => attribute(s, 'db.system') === 'postgresql' || attribute(s, 'db.system.name') === 'postgresql'), 'pg spans');
+    // Every log line of the request carries its trace id.
+    const completed = svc.logs.map((l) => JSON.parse(l) as { reqId?: string; url?: string; traceId?: string })
+      .find((l) => l.url === '/open-api/sandbox/v1/simulate/authorization');
+    assert.ok(completed?.reqId);
+    const lines = svc.logs.map((l) => JSON.parse(l) as { reqId?: string; traceId?: string }).filter((l) => l.reqId === completed.reqId);
+    assert.ok(lines.length >= 1);
+    for (const line of lines) assert.equal(line.traceId, traceId);
+  });
+});

@@ -83,5 +83,8 @@ describe('console pages (issue 29)', () => {
     assert.match(page, /Webhook deliveries pending<\/dt><dd>[1-9][0-9]*<\/dd>/, 'the CARD_TRANSACTION events wait for delivery');
     assert.match(page, /Card applications in progress<\/dt><dd>0<\/dd>/);
     assert.match(page, /Network keys/);
+    // The last recorded audit is shown; running one from the page records a clean result.
+    await get('/console/ledger?audit=1');
+    assert.match(await get('/console/ledger'), /Last result<\/dt><dd>Clean<\/dd>/);
   });
 });

@@ -9,7 +9,7 @@ import { partnersByIds, partnerView, webhookSecretStatus } from '../partners/ind
 import { deliveryBacklog, eventDetail, listEvents, resendEvent } from '../events/index.ts';
 import { decideKyc, findCustomerAnyPartner, pendingKycReviews } from '../customers/index.ts';
 import { findOrganizationById, restrictionDetails, type SubjectType } from '../organizations/index.ts';
-import { auditLedger } from '../ledger/index.ts';
+import { auditLedger, lastLedgerAudit } from '../ledger/index.ts';
 import { findManagedUsers } from '../managed-balance/index.ts';
 import { createOperator, listAudit, listOperators, updateOperator } from '../operators/index.ts';
 import { ActionForm, Facts, html, link, maskedPan, page, Pager, show, Table } from './views.ts';
@@ -300,7 +300,8 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
       ${Table({ caption: 'Card network ingress keys (never a secret)', head: ['Key', 'Name', 'Status', 'Allowed addresses', 'Created'], empty: 'No network key.',
         rows: (await networkKeys(deps)).map((k) => [k.networkKeyId, k.name, k.status, (k.ipAllowlist as string[]).join(', ') || 'any', show(k.createTime)]) })}
       <h2>Ledger audit</h2>
-      <p>The ledger audit re-derives every balance from its postings.</p>
+      <p>The ledger audit re-derives every balance from its postings. Worker instances run it every few hours.</p>
+      ${await lastAudit()}
       <form method="get" action="/console/ledger">
         <input type="hidden" name="audit" value="1" />
         ${organizationId ? html`<input type="hidden" name="organizationId" value=${organizationId} />` : null}
@@ -311,6 +312,14 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
           ['Entries', String(report.entries)]] })}
         ${Table({ caption: 'Findings', head: ['Finding'], rows: report.findings.slice(0, 50).map((f) => [show(f)]), empty: 'No findings.' })}` : null}`);
   });
+
+  // Issue 29: the last recorded audit (kept by the ledger for every instance), before any run from here.
+  const lastAudit = async () => {
+    const last = await lastLedgerAudit(deps.db);
+    return Facts({ label: 'Last ledger audit', facts: last
+      ? [['Last audit', show(last.finishedAt)], ['Last result', last.ok ? 'Clean' : `${last.findings} findings`]]
+      : [['Last audit', 'Never run']] });
+  };
 
   const backlogs = async () => {
     const [deliveries, applications, holds] = await Promise.all([deliveryBacklog(deps.db, now()), cardApplicationBacklog(deps.db), holdExpiryBacklog(deps.db, now())]);

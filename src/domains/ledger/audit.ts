@@ -97,6 +97,11 @@ export function observeLedgerAudit(q: Queryable): void {
   });
 }
 
+/** The last recorded whole-ledger audit (any instance, the job or an operator); null before the first. */
+export function lastLedgerAudit(q: Queryable): Promise<{ finishedAt: Date; ok: boolean; findings: number } | null> {
+  return latestAuditRun(q);
+}
+
 /**
  * The periodic whole-ledger audit of worker instances (issue 27): skipped when any instance (or an
  * operator) audited within the interval, so several workers do not repeat each other's work.

@@ -9,5 +9,5 @@ export {
   type AccountKey, type AccountRow, type Balance, type Bucket, type EntryInput, type LedgerAccount, type MovementFilter,
   type MovementRow, type OwnerType, type PostedEntry, type PostingInput, type PostingResult,
 } from './ledger.ts';
-export { auditLedger, auditLedgerWhenDue, observeLedgerAudit, type AuditFinding, type AuditReport } from './audit.ts';
+export { auditLedger, auditLedgerWhenDue, lastLedgerAudit, observeLedgerAudit, type AuditFinding, type AuditReport } from './audit.ts';
 export { ledgerAdminRoutes } from './routes.ts';

@@ -18,6 +18,7 @@ const INTERNAL_REFERENCES: [RegExp, string][] = [
   [/\b(?:spec|sections?)\s+\d/i, 'a spec section ("spec 5.3", "section 3")'],
   [/\(\s*\d+\.\d+/, 'a section number in parentheses ("(2.12)")'],
   [/\b\d+\.\d+(?:\.\d+)?\s+rules?\s+\d/i, 'a spec rule ("4.5 rule 1")'],
+  [/\b\d+\.\d+\s+(?:rules?|says|table)\b/i, 'a spec section ("2.3 rule", "4.3 says", "4.5 table")'],
   [/\bas in \d+\.\d+/i, 'a section number ("as in 5.3")'],
   [/\bissue\s+#?\d+/i, 'an issue number'],
 ];
@@ -30,6 +31,23 @@ export function internalReferences(text: string): string[] {
     if (m) found.push(`${what}: …${text.slice(Math.max(0, m.index - 40), m.index + m[0].length + 20)}…`);
   }
   return found;
+}
+
+/**
+ * The partner guides: what a partner developer reads next to the OpenAPI document. Operator and
+ * contributor documents (operations, security, observability, contributing, console, benchmarks,
+ * decisions) may cite decision numbers; these may not.
+ */
+const PARTNER_GUIDES = [
+  'README.md', 'sdk/README.md', 'docs/api-guide.md', 'docs/authorizations.md', 'docs/auth-url.md', 'docs/cards.md',
+  'docs/companies-and-employees.md', 'docs/consumer-cards.md', 'docs/managed-balance.md', 'docs/qr-payments.md',
+  'docs/push.md', 'docs/velocity.md', 'docs/webhooks.md', 'docs/first-ten-minutes.md',
+];
+
+/** The prose of a markdown text: code blocks and inline code (data such as `203.0.113.9`) removed, line numbers kept. */
+export function markdownProse(markdown: string): string {
+  const blank = (code: string) => code.replace(/[^\n]/g, '');
+  return markdown.replace(/```[\s\S]*?```/g, blank).replace(/`[^`\n]*(?:\n[^`\n]*)?`/g, blank);
 }
 
 /** Every prose string of the OpenAPI document with its JSON pointer (examples, enums and patterns are data, not prose). */
@@ -81,7 +99,7 @@ describe('the repository stands alone (issue 32)', () => {
   });
 
   it('the detector finds each kind of internal reference (negative control)', () => {
-    for (const text of ['Apply for a card (D23, D44)', 'Replace the name (4.5 rule 1)', 'Set alerts (2.12)', 'signed as in 5.3', 'see spec 5.2', 'since issue 14']) {
+    for (const text of ['Apply for a card (D23, D44)', 'Replace the name (4.5 rule 1)', 'Set alerts (2.12)', 'signed as in 5.3', 'see spec 5.2', 'since issue 14', '| 2.3 rule | How |', 'codes (4.3 says "not shown")', 'the 4.5 table']) {
       assert.ok(internalReferences(text).length > 0, text);
     }
     for (const text of ['Apply for a virtual card', 'at most 2 decimal places', 'AES-256-GCM, 3DS', 'TLS 1.3 only']) {
@@ -101,11 +119,23 @@ describe('the repository stands alone (issue 32)', () => {
     assert.deepEqual(offending, []);
   });
 
-  it('the READMEs cite none either', () => {
-    for (const file of ['README.md', 'sdk/README.md']) {
-      const text = readFileSync(path.join(ROOT, file), 'utf8').replace(/```[\s\S]*?```/g, '');
-      assert.deepEqual(internalReferences(text), [], file);
+  it('the READMEs and the partner guides cite none either', () => {
+    const offending: string[] = [];
+    for (const file of PARTNER_GUIDES) {
+      markdownProse(readFileSync(path.join(ROOT, file), 'utf8')).split('\n').forEach((line, i) => {
+        for (const r of internalReferences(line)) offending.push(`${file}:${i + 1}: ${r}`);
+      });
     }
+    assert.deepEqual(offending, [], "say what the service does; keep the number in a code comment, a test or docs/decisions.md");
+  });
+
+  it('the partner-guide check reads prose, not code, and keeps line numbers (negative control)', () => {
+    const text = 'Paging as D9.\n```json\n{"note": "D9"}\n```\nAn `error` such as `x (203.0.113.9) is not\non the list` is data; so is `D38`.\nsince issue 26';
+    const prose = markdownProse(text).split('\n');
+    assert.equal(prose.length, text.split('\n').length);
+    assert.deepEqual(prose.map((line) => internalReferences(line).length > 0), [true, false, false, false, false, false, true]);
+    // Every listed guide exists, so a renamed file cannot silently escape the check.
+    for (const file of PARTNER_GUIDES) assert.ok(existsSync(path.join(ROOT, file)), file);
   });
 
   it('every relative markdown link resolves to a file or folder inside the repository', () => {

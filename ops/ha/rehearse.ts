@@ -114,7 +114,10 @@ async function untilDefinite<T>(kind: string, id: string, send: () => Promise<T>
       return result;
     } catch (err) {
       const e = err instanceof CardServiceError ? err : null;
-      const transient = !e || e.httpStatus === 0 || e.httpStatus >= 500 || e.httpStatus === 429 || e.httpStatus === 409;
+      // DAPI_NONCE_REPLAYED: a copy of this very attempt (same signature) was already accepted, by an
+      // instance that may have booked it before it died: the outcome is unknown, so send it again
+      // with a fresh signature and the same id, as a partner or network would.
+      const transient = !e || e.httpStatus === 0 || e.httpStatus >= 500 || e.httpStatus === 429 || e.httpStatus === 409 || e.code === 'DAPI_NONCE_REPLAYED';
       attempts.push({ at: Date.now(), ok: false, kind, code: e ? `${e.code}/${e.httpStatus}` : String(err) });
       if (!transient) {
         const definite = { code: e!.code };

@@ -198,7 +198,10 @@ listen cardsvc
   http-check expect status 200
   option redispatch
   retries 2
-  retry-on conn-failure empty-response
+  # Only a connection that was never made is retried on another instance: a request that reached an
+  # instance may have been booked, and the signed copy would be refused as a replay anyway. The
+  # client retries it with a fresh signature and the same id (it is idempotent on its id).
+  retry-on conn-failure
   default-server inter 500ms fall 2 rise 1
 ${services}
 `;

@@ -15,8 +15,9 @@ export const ERROR_CATALOG = {
   // Operators (issue 29): a valid operator whose role does not allow the action, or a missing or
   // wrong CSRF token on a change made with a console session.
   SYS_FORBIDDEN: { httpStatus: 403, message: 'Your operator role does not allow this action' },
-  // Issue 28: the database is unreachable (down, restarting or failing over); nothing was changed.
-  SYS_UNAVAILABLE: { httpStatus: 503, message: 'Service temporarily unavailable; nothing was changed, retry after the interval in Retry-After' },
+  // Issue 28: the database is unreachable (down, restarting or failing over). Almost always nothing was
+  // booked; when the connection broke during the commit it may have been, so the retry names the same id.
+  SYS_UNAVAILABLE: { httpStatus: 503, message: 'Service temporarily unavailable; retry after the interval in Retry-After with the same Idempotency-Key or id' },
   // Authentication (D5): 401 except the IP whitelist (403).
   DAPI_API_KEY_INVALID: { httpStatus: 401, message: 'Missing or unknown API key' },
   DAPI_SIGN_INVALID: { httpStatus: 401, message: 'Missing or wrong signature' },

@@ -100,8 +100,9 @@ export const DB_CONNECT_TIMEOUT_MS = 1000;
 
 /**
  * Connection-level failures: the database is unreachable, shutting down, restarting, or no longer
- * the primary (a failover). The transaction that met one did not commit, so the request changed
- * nothing and may be retried. SQLSTATE classes: 08 connection exception, 57P01-57P03 shutdown /
+ * the primary (a failover). The transaction that met one did not commit, except when the connection
+ * broke while COMMIT was on its way: then its outcome is unknown, and the caller's retry with the same
+ * id (Idempotency-Key, network transaction id, externalTranId) answers it. SQLSTATE classes: 08 connection exception, 57P01-57P03 shutdown /
  * starting, 25006 a read-only standby (the old primary after a failover), 53300 too many connections.
  */
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '25006', '53300']);
@@ -144,8 +145,8 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
       const conn = await pool.connect();
       // A checked-out client has no pool listener: a connection lost between two statements of the
       // transaction (database restart, failover) emits 'error' on it, which would otherwise crash
-      // the process. The next statement then fails, the transaction did not commit, and the broken
-      // client is destroyed instead of going back to the pool (issue 28, found by the HA rehearsal).
+      // the process. The next statement then fails, the transaction is rolled back by the server, and
+      // the broken client is destroyed instead of going back to the pool (issue 28, found by the HA rehearsal).
       let broken = false;
       const onError = () => { broken = true; };
       conn.on('error', onError);

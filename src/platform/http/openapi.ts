@@ -168,7 +168,7 @@ const SHARED_RESPONSES: Record<string, { name: string; description: string; sche
   409: { name: 'IdempotencyKeyInUse', schema: 'ErrorEnvelope', description: 'IDEMPOTENCY_KEY_IN_USE: a request with this Idempotency-Key is still executing; retry after Retry-After' },
   429: { name: 'RateLimited', schema: 'ErrorEnvelope', description: 'SYS_RATE_LIMITED: retry after the seconds in Retry-After' },
   500: { name: 'InternalError', schema: 'ErrorEnvelope', description: 'SYS_INTERNAL_ERROR: no internals in the body; the log has the x-request-id' },
-  503: { name: 'Unavailable', schema: 'ErrorEnvelope', description: 'SYS_UNAVAILABLE: the service cannot reach its database for a moment (restart or failover); nothing was changed, retry after the seconds in Retry-After' },
+  503: { name: 'Unavailable', schema: 'ErrorEnvelope', description: 'SYS_UNAVAILABLE: the service cannot reach its database for a moment (restart or failover); retry after the seconds in Retry-After with the same Idempotency-Key, network transaction id or externalTranId, which answers the first outcome if the request was booked after all' },
 };
 
 /** Example strings by field name (hints), tried before the generic candidates. */

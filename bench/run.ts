@@ -102,6 +102,19 @@ async function load(target: Target, durationS: number): Promise<Sample> {
   return { rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
 }
 
+/** ROUNDS rounds of DURATION_S each, the targets alternating within a round; every sample printed. */
+async function alternatingRounds(targets: Target[]): Promise<Map<string, Sample[]>> {
+  const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const t of targets) {
+      const s = await load(t, DURATION_S);
+      samples.get(t.name)!.push(s);
+      console.log(`round ${round} ${t.name.padEnd(18)} ${s.rps.toFixed(0).padStart(7)} req/s  p99 ${String(s.p99).padStart(4)} ms  non-2xx ${s.non2xx}  errors ${s.errors}`);
+    }
+  }
+  return samples;
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** A new empty `cardsvc_bench` database on BENCH_PG_URL's server and a fresh embedded data folder. */
@@ -134,14 +147,7 @@ async function signedGetScenario(): Promise<boolean> {
     const atRest = residentMb(onPg.child.pid!);
     for (const t of targets) await load(t, 2); // warm-up (JIT, pools, caches)
 
-    const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
-    for (let round = 1; round <= ROUNDS; round++) {
-      for (const t of targets) {
-        const s = await load(t, DURATION_S);
-        samples.get(t.name)!.push(s);
-        console.log(`round ${round} ${t.name.padEnd(18)} ${s.rps.toFixed(0).padStart(7)} req/s  p99 ${String(s.p99).padStart(4)} ms  non-2xx ${s.non2xx}  errors ${s.errors}`);
-      }
-    }
+    const samples = await alternatingRounds(targets);
 
     const plainRps = median(samples.get(targets[0].name)!.map((s) => s.rps));
     console.log(`\nmedian of ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION_S} s each:`);
@@ -209,14 +215,7 @@ async function observabilityScenario(): Promise<boolean> {
       }, 5_000));
     }
     for (const t of targets) await load(t, 2); // warm-up
-    const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
-    for (let round = 1; round <= ROUNDS; round++) {
-      for (const t of targets) {
-        const s = await load(t, DURATION_S);
-        samples.get(t.name)!.push(s);
-        console.log(`round ${round} ${t.name.padEnd(18)} ${s.rps.toFixed(0).padStart(7)} req/s  p99 ${String(s.p99).padStart(4)} ms  non-2xx ${s.non2xx}  errors ${s.errors}`);
-      }
-    }
+    const samples = await alternatingRounds(targets);
     const rps = (name: string) => median(samples.get(name)!.map((s) => s.rps));
     console.log(`\nmedian of ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION_S} s each, signed GET on PostgreSQL:`);
     for (const t of targets) {

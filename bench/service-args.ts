@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
+import { startArgs } from '../ops/runtime.ts';
 
 /**
  * The node arguments of the service exactly as `npm start` runs it (package.json: `exec node
@@ -7,12 +7,8 @@ import path from 'node:path';
  * runs. `npm run bench` builds dist/ first. BENCH_CPU_PROFILE_DIR adds a V8 CPU profile per service.
  */
 export function serviceArgs(): string[] {
-  const root = path.resolve(import.meta.dirname, '..');
-  const start = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start;
-  const m = /^exec node (.+)$/.exec(start);
-  if (!m) throw new Error(`package.json start script is not "exec node ...": ${start}`);
   const profile = process.env.BENCH_CPU_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE_DIR}`] : [];
-  return [...profile, ...m[1].split(/\s+/)];
+  return [...profile, ...startArgs()];
 }
 
 /** Resident memory of a process now and its peak so far, in MB (Linux /proc). */

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Decimal } from 'decimal.js';
 import { AdminClient, CardServiceClient, CardServiceError, decimal, decimalText } from '../sdk/index.ts';
-import { buildService, cleanEnv, ROOT, startArgs, startCompiled, waitReady, type RunningService } from './helpers/compiled-service.ts';
+import { buildService, cleanEnv, ROOT, startCompiled, waitReady, type RunningService } from './helpers/compiled-service.ts';
 import { freePort, ownPostgres, type OwnPostgres } from './helpers/own-postgres.ts';
 import { isDatabaseUnavailable, openPostgres } from '../src/platform/db/db.ts';
 

@@ -13,11 +13,12 @@
  * Installs patroni, etcd-server and haproxy from Debian when missing; cleans up after itself.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AdminClient, CardServiceClient, CardServiceError, decimal, decimalText, SignedHttpClient } from '../../sdk/index.ts';
+import { startArgs } from '../runtime.ts';
 import { ensureTools, PORTS, ROOT, Topology } from './topology.ts';
 
 const ADMIN_TOKEN = 'rehearsal-admin-token-0123456789';
@@ -42,9 +43,7 @@ const crashes: string[] = [];
 
 function startInstance(work: string, inst: Instance, databaseUrl: string): void {
   const log = openSync(path.join(work, `service-${inst.port}.log`), 'a');
-  const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start;
-  const args = start.replace(/^exec node /, '').split(/\s+/);
-  const child = spawn(process.execPath, args, {
+  const child = spawn(process.execPath, startArgs(), {
     cwd: ROOT, stdio: ['ignore', log, log],
     env: {
       ...process.env, DATABASE_URL: databaseUrl, PORT: String(inst.port), HOST: '127.0.0.1', ADMIN_TOKEN, MASTER_KEY, WORKERS: 'true',

@@ -1,7 +1,8 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
+import { pgBinDir } from '../runtime.ts';
 
 /**
  * The high-availability topology of the rehearsal (issue 28), all on this machine with real parts:
@@ -38,13 +39,6 @@ export function ensureTools(): void {
     const r = spawnSync('apt-get', args, { env, stdio: 'inherit' });
     if (r.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed (exit ${r.status})`);
   }
-}
-
-function pgBinDir(): string {
-  const root = '/usr/lib/postgresql';
-  const versions = readdirSync(root).filter((v) => existsSync(path.join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
-  if (versions.length === 0) throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql');
-  return path.join(root, versions[0], 'bin');
 }
 
 /** Runs a long-lived command (as the postgres user when we are root), its output to a log file. */

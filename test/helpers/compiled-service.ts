@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { startArgs } from '../../ops/runtime.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -8,14 +8,6 @@ export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 export function buildService(): void {
   const r = spawnSync('npm', ['run', '-s', 'build'], { cwd: ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`npm run build failed: ${r.stdout}${r.stderr}`);
-}
-
-/** The node arguments of `npm start` as package.json declares them: `exec node <args...>`. */
-export function startArgs(): string[] {
-  const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start;
-  const m = /^exec node (.+)$/.exec(start);
-  if (!m) throw new Error(`package.json start script is not "exec node ...": ${start}`);
-  return m[1].split(/\s+/);
 }
 
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {

@@ -1,8 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
+import { pgBinDir } from '../../ops/runtime.ts';
 
 /**
  * A PostgreSQL server of the test's own (its own data directory and port), so a test can stop and
@@ -17,13 +18,6 @@ export interface OwnPostgres {
   destroy(): void;
 }
 
-function binDir(): string {
-  const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(path.join(root, v, 'bin', 'initdb'))) : [];
-  if (versions.length === 0) throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql (apt-get install postgresql)');
-  return path.join(root, versions.sort((a, b) => Number(b) - Number(a))[0], 'bin');
-}
-
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -36,7 +30,7 @@ export async function freePort(): Promise<number> {
 }
 
 export async function ownPostgres(): Promise<OwnPostgres> {
-  const bin = binDir();
+  const bin = pgBinDir();
   const asRoot = userInfo().uid === 0;
   const run = (cmd: string, args: string[]) => {
     const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args]] : [path.join(bin, cmd), args];

@@ -1,0 +1,25 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** Shared by the bench, the tests and the HA rehearsal: how the service runs, and where PostgreSQL's binaries are. */
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+/**
+ * The node arguments of `npm start` as package.json declares them (`exec node <args...>`: compiled
+ * JavaScript from dist/ and its V8 flags), so whatever spawns the service runs what production runs.
+ */
+export function startArgs(): string[] {
+  const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start;
+  const m = /^exec node (.+)$/.exec(start);
+  if (!m) throw new Error(`package.json start script is not "exec node ...": ${start}`);
+  return m[1].split(/\s+/);
+}
+
+/** The newest PostgreSQL server binaries installed from Debian (/usr/lib/postgresql/<version>/bin). */
+export function pgBinDir(): string {
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(path.join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a)) : [];
+  if (versions.length === 0) throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql (apt-get install postgresql)');
+  return path.join(root, versions[0], 'bin');
+}

@@ -133,7 +133,8 @@ describe('operator console in a browser (issue 29)', () => {
     await page.goto(`/console/ledger?organizationId=${world.org.organizationId}`);
     await page.getByRole('heading', { name: 'Pools and balances' }).waitFor();
     await page.getByRole('button', { name: 'Run the ledger audit' }).click();
-    await page.getByText('Clean').waitFor();
+    // The run's own result, not the 'Last ledger audit' summary, which may also say Clean
+    await page.getByLabel('Ledger audit', { exact: true }).getByText('Clean').waitFor();
     await check(page, 'ledger');
 
     await page.getByRole('link', { name: 'Audit trail' }).click();

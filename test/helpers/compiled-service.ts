@@ -4,8 +4,18 @@ import { startArgs } from '../../ops/runtime.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
-/** Compiles the service (incremental `tsc`, as `npm ci` does through `prepare`) so dist/ is current. */
+/** The compiled entry point: tests that run the CLI or the service run what production runs (issue 28, 33). */
+export const MAIN_JS = path.join(ROOT, 'dist', 'src', 'main.js');
+
+/** Set by test/run.ts once it has built dist/, so files under `npm test` do not build it again. */
+export const DIST_BUILT_ENV = 'TEST_DIST_BUILT';
+
+/**
+ * Compiles the service (incremental `tsc`, as `npm ci` does through `prepare`) so dist/ is current.
+ * Skipped under `npm test`, which built it before starting the files.
+ */
 export function buildService(): void {
+  if (process.env[DIST_BUILT_ENV] === '1') return;
   const r = spawnSync('npm', ['run', '-s', 'build'], { cwd: ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`npm run build failed: ${r.stdout}${r.stderr}`);
 }

@@ -78,7 +78,7 @@ export const DISTRIBUTED_FUNCTIONS = [
 ] as const;
 
 /**
- * Partner filters the function bodies need: a statement on a distributed table that does not name
+ * Partner filters the function bodies need (and the partner_id of the one child a function writes): a statement on a distributed table that does not name
  * the partner is a query over every shard (or a join Citus refuses), and an UPDATE of ledger_accounts
  * reaching another node's shard would not see ledger_post's transaction-local setting. Each entry is
  * applied to the function's current definition (pg_get_functiondef) and must match exactly `count`
@@ -87,6 +87,9 @@ export const DISTRIBUTED_FUNCTIONS = [
 export const PARTNER_FILTERS: { fn: string; find: string; replace: string; count: number }[] = [
   // ledger_post (migration 088)
   { fn: 'ledger_post', find: 'WHERE a.account_id = v_ids[j] RETURNING', replace: 'WHERE a.partner_id = p_partner_id AND a.account_id = v_ids[j] RETURNING', count: 1 },
+  // ledger_entries has a partner_id now (a child that had none): the writer fills it.
+  { fn: 'ledger_post', find: 'INSERT INTO ledger_entries AS le (posting_id,', replace: 'INSERT INTO ledger_entries AS le (partner_id, posting_id,', count: 1 },
+  { fn: 'ledger_post', find: 'SELECT p_posting_id, e.acc,', replace: 'SELECT p_partner_id, p_posting_id, e.acc,', count: 1 },
   { fn: 'ledger_post', find: 'JOIN managed_users u ON u.user_id = a.owner_id', replace: 'JOIN managed_users u ON u.partner_id = a.partner_id AND u.user_id = a.owner_id', count: 1 },
   { fn: 'ledger_post', find: 'WHERE a.account_id = ANY (v_ids)', replace: 'WHERE a.partner_id = p_partner_id AND a.account_id = ANY (v_ids)', count: 1 },
   // card_authorize (migration 089)

@@ -103,6 +103,7 @@ class Cluster {
 
 async function connect(url: string): Promise<pg.Client> {
   const c = new pg.Client({ connectionString: url });
+  c.on('error', () => {}); // a backend that dies is reported by the query that was running
   await c.connect();
   return c;
 }
@@ -141,8 +142,13 @@ async function distribute(c: pg.Client): Promise<string[]> {
            ARRAY(SELECT attname FROM unnest(conkey) WITH ORDINALITY k(n, i) JOIN pg_attribute a ON a.attrelid = conrelid AND a.attnum = k.n ORDER BY i)::text[] AS cols,
            ARRAY(SELECT attname FROM unnest(confkey) WITH ORDINALITY k(n, i) JOIN pg_attribute a ON a.attrelid = confrelid AND a.attnum = k.n ORDER BY i)::text[] AS refcols
       FROM pg_constraint WHERE contype = 'f' AND connamespace = 'public'::regnamespace`);
+  // Those to reference tables are dropped too and re-created unchanged afterwards: a local table
+  // referencing a new reference table would become a "Citus local table", which Citus then refuses to
+  // distribute when it has an identity column.
+  const ref = new Set<string>(REFERENCE_TABLES);
   const widened = fks.filter((f) => dist.has(f.tbl) && dist.has(f.ref));
-  for (const f of widened) await c.query(`ALTER TABLE ${f.tbl} DROP CONSTRAINT ${f.name}`);
+  const toReference = fks.filter((f) => (dist.has(f.tbl) || ref.has(f.tbl)) && ref.has(f.ref));
+  for (const f of [...widened, ...toReference]) await c.query(`ALTER TABLE ${f.tbl} DROP CONSTRAINT ${f.name}`);
   const badFks = fks.filter((f) => !dist.has(f.tbl) && dist.has(f.ref));
   if (badFks.length > 0) throw new Error(`foreign keys from non-distributed to distributed tables: ${badFks.map((f) => f.name).join(', ')}`);
 
@@ -187,7 +193,11 @@ async function distribute(c: pg.Client): Promise<string[]> {
     await c.query(`ALTER TABLE ${f.tbl} ADD CONSTRAINT ${f.name} FOREIGN KEY (${DISTRIBUTION_COLUMN}, ${f.cols.join(', ')}) ` +
       `REFERENCES ${f.ref} (${DISTRIBUTION_COLUMN}, ${f.refcols.join(', ')})${del}${defer}`);
   }
-  report.push(`create_reference_table x${REFERENCE_TABLES.length}, create_distributed_table x${distributed.length + OWN_KEY_TABLES.length} (${SHARD_COUNT} shards each), foreign keys re-created on the shards`);
+  for (const f of toReference) {
+    const del = f.del === 'c' ? ' ON DELETE CASCADE' : '';
+    await c.query(`ALTER TABLE ${f.tbl} ADD CONSTRAINT ${f.name} FOREIGN KEY (${f.cols.join(', ')}) REFERENCES ${f.ref} (${f.refcols.join(', ')})${del}`);
+  }
+  report.push(`create_reference_table x${REFERENCE_TABLES.length}, create_distributed_table x${distributed.length + OWN_KEY_TABLES.length} (${SHARD_COUNT} shards each), foreign keys re-created (${widened.length} widened, ${toReference.length} to reference tables unchanged)`);
 
   // Partner filters in the function bodies (plan.ts), then every function propagated to the workers.
   const byFn = new Map<string, typeof PARTNER_FILTERS>();
@@ -248,36 +258,61 @@ async function seed(c: pg.Client, partner: string, suffix: string): Promise<{ ca
   return { card, pool };
 }
 
-function authorizeSql(partner: string | null, card: string, n: string): string {
-  const p = partner === null ? 'NULL' : quote(partner);
-  return `SELECT outcome, body, answer_partner FROM card_authorize(${p}, ${quote(card)}, 'NETWORK', 'net-${n}', true, 25.00, 'USD', NULL, NULL,
-    'Corner Shop', '5411', 'US', 'POS', '${NOW}', '${NOW}', ARRAY['20261126', '202611', '2026Q4', '2026'], ARRAY['ACCOUNT_FROZEN', 'PAYMENT_FROZEN'],
-    'trn-${n}', 'out-${n}', 'pst-${n}', 'evt-${n}', 'evl-${n}', '2026-12-26T10:00:00Z')`;
+/**
+ * The calls exactly as the service sends them (src/domains/authorization/store.ts authorizeInDb and
+ * src/domains/managed-balance/movements-store.ts moveInDb): parameterized SQL, one statement,
+ * autocommit. Citus plans such a statement with its parameters as constants (it refuses generic
+ * plans for a distributed function call), so it can route it by the partner argument.
+ */
+const AUTHORIZE_SQL = `SELECT outcome, body, answer_partner AS "partnerId", stand_in AS "standIn", deadline_ms AS "deadlineMs"
+       FROM card_authorize($1, $2, $3, $4, $5, $6::numeric, $7, $8::numeric, $9, $10, $11, $12, $13, $14, $15,
+       $16::text[], $17::text[], $18, $19, $20, $21, $22, $23, $24, $25, $26)`;
+const MOVE_SQL = `SELECT outcome, body FROM user_asset_move($1, $2, $3, $4, $5, $6, $7, $8::numeric, $9, $10::text[], $11, $12, $13, $14, $15)`;
+
+function authorizeParams(partner: string | null, card: string, n: string): unknown[] {
+  return [partner, card, 'NETWORK', `net-${n}`, true, '25.00', 'USD', null, null, 'Corner Shop', '5411', 'US', 'POS', new Date(NOW), new Date(NOW),
+    ['20261126', '202611', '2026Q4', '2026'], ['ACCOUNT_FROZEN', 'PAYMENT_FROZEN'], `trn-${n}`, `out-${n}`, `pst-${n}`, `evt-${n}`, `evl-${n}`,
+    new Date('2026-12-26T10:00:00Z'), null, 2000, 5000];
 }
 
-function creditSql(partner: string, n: string): string {
-  return `SELECT outcome, body FROM user_asset_move(${quote(partner)}, 'user-${n}', 'usr-${n}', 'ext-${n}', 'DEPOSIT', 'CREDIT', 'USDT', 150.5, 'spike',
-    ARRAY['ACCOUNT_FROZEN', 'CASH_IN_FROZEN'], '${NOW}', 'mov-${n}', 'pst-mv-${n}', 'acc-usr-${n}', 'acc-ctr-${n}')`;
+function moveParams(partner: string, n: string): unknown[] {
+  return [partner, `user-${n}`, `usr-${n}`, `ext-${n}`, 'DEPOSIT', 'CREDIT', 'USDT', '150.5', 'spike', ['ACCOUNT_FROZEN', 'CASH_IN_FROZEN'], new Date(NOW),
+    `mov-${n}`, `pst-mv-${n}`, `acc-usr-${n}`, `acc-ctr-${n}`];
+}
+
+/** The same call with its parameters written out, for EXPLAIN (which takes no parameters). */
+function literal(sql: string, params: unknown[]): string {
+  const lit = (v: unknown): string => v === null ? 'NULL' : v instanceof Date ? quote(v.toISOString()) : Array.isArray(v) ? `ARRAY[${v.map(lit).join(', ')}]`
+    : typeof v === 'string' ? quote(v) : String(v);
+  return sql.replace(/\$(\d+)/g, (_, i: string) => lit(params[Number(i) - 1]));
+}
+
+/** Runs a statement with Citus' DEBUG1 planner messages on: its rows and what the planner said about pushing it down. */
+async function traced<T>(c: pg.Client, sql: string, params: unknown[]): Promise<{ rows: T[]; pushdown: string }> {
+  const notices: string[] = [];
+  const onNotice = (n: { message?: string }) => { if (n.message) notices.push(n.message); };
+  c.on('notice', onNotice);
+  await c.query('SET client_min_messages = debug1');
+  try {
+    const r = await rows<T>(c, sql, params);
+    return { rows: r, pushdown: notices.find((m) => /push|distribution argument|shard interval/.test(m)) ?? 'no pushdown message (not delegated)' };
+  } finally {
+    c.off('notice', onNotice);
+    await c.query('RESET client_min_messages').catch(() => {});
+  }
+}
+
+/** The task node of the call's EXPLAIN: where Citus sends it. */
+async function explainNode(c: pg.Client, sql: string): Promise<string> {
+  const plan = (await rows<{ 'QUERY PLAN': string }>(c, `EXPLAIN (COSTS OFF) ${sql}`)).map((r) => r['QUERY PLAN']);
+  return plan.find((l) => /Node: host=/.test(l))?.trim() ?? `no task node (${plan[0]?.trim()})`;
 }
 
 /** The worker (port) holding a partner's shard group. */
 async function workerOf(c: pg.Client, partner: string): Promise<number> {
   const r = await rows<{ port: number }>(c, `SELECT nodeport AS port FROM citus_shards WHERE table_name = 'ledger_accounts'::regclass
-    AND shardid = get_shard_id_for_distribution_column('ledger_accounts', $1)`, [partner]);
+    AND shardid = get_shard_id_for_distribution_column('ledger_accounts', $1::text)`, [partner]);
   return r[0].port;
-}
-
-/** A delegated call: the DEBUG1 notices Citus gives while planning it, and the EXPLAIN's task node. */
-async function delegated(c: pg.Client, sql: string): Promise<{ notices: string[]; explainNode: string | null }> {
-  const notices: string[] = [];
-  const onNotice = (n: { message?: string }) => { if (n.message) notices.push(n.message); };
-  c.on('notice', onNotice);
-  await c.query('SET client_min_messages = debug1');
-  const plan = (await rows<{ 'QUERY PLAN': string }>(c, `EXPLAIN (COSTS OFF) ${sql}`)).map((r) => r['QUERY PLAN']);
-  await c.query('RESET client_min_messages');
-  c.off('notice', onNotice);
-  const node = plan.find((l) => /Node: host=/.test(l));
-  return { notices: [...new Set(notices)], explainNode: node ? node.trim() : null };
 }
 
 /** Rows a partner has in each table, per node: proves everything landed on one worker. */
@@ -304,6 +339,7 @@ async function main(): Promise<void> {
   const cluster = new Cluster(work);
   const clients: pg.Client[] = [];
   const cleanup = () => {
+    if (process.env.SPIKE_KEEP_LOGS) spawnSync('sh', ['-c', `cp ${work}/*.log ${process.env.SPIKE_KEEP_LOGS}/`]);
     cluster.stop();
     rmSync(work, { recursive: true, force: true });
   };
@@ -322,7 +358,7 @@ async function main(): Promise<void> {
     await c.query(`SELECT citus_set_coordinator_host('127.0.0.1', ${coord.port})`);
     for (const w of [w1, w2]) await c.query(`SELECT citus_add_node('127.0.0.1', ${w.port})`);
     const version = (await rows<{ v: string }>(c, `SELECT extversion AS v FROM pg_extension WHERE extname = 'citus'`))[0].v;
-    findings.push(`Citus ${version} on PostgreSQL ${(await rows<{ v: string }>(c, 'SHOW server_version'))[0].v}: coordinator :${coord.port}, workers :${w1.port} and :${w2.port}`);
+    findings.push(`Citus ${version} on PostgreSQL ${(await rows<{ server_version: string }>(c, 'SHOW server_version'))[0].server_version}: coordinator :${coord.port}, workers :${w1.port} and :${w2.port}`);
     log(findings[0]);
 
     // The real schema, through the project's own migration runner.
@@ -355,44 +391,60 @@ async function main(): Promise<void> {
 
     // 1. The authorization, as the ingress will call it once it knows the card's partner (card_routes).
     const route = (await rows<{ partner_id: string }>(c, 'SELECT partner_id FROM card_routes WHERE card_id = $1', [card]))[0].partner_id;
-    const authSql = authorizeSql(route, card, 'a1');
-    const authPlan = await delegated(c, authSql);
-    const auth = (await rows<{ outcome: string; body: string; answer_partner: string }>(c, authSql))[0];
-    const authBody = JSON.parse(auth.body) as { status: string; holdAmount: string };
-    findings.push(`card_authorize(${route}, ${card}, 25.00 USD): ${auth.outcome}, status ${authBody.status}, hold ${authBody.holdAmount}; ` +
-      `planner: "${authPlan.notices.find((n) => n.includes('push')) ?? authPlan.notices.join(' / ')}"; EXPLAIN task ${authPlan.explainNode ?? 'none'}`);
+    const authParams = authorizeParams(route, card, 'a1');
+    const authNode = await explainNode(c, literal(AUTHORIZE_SQL, authParams));
+    const auth = await traced<{ outcome: string; body: string }>(c, AUTHORIZE_SQL, authParams);
+    const authBody = JSON.parse(auth.rows[0].body) as { status: string; holdAmount: string };
+    findings.push(`card_authorize(${route}, ${card}, 25.00 USD), the service's parameterized call: ${auth.rows[0].outcome}, status ${authBody.status}, ` +
+      `hold ${authBody.holdAmount}; planner: "${auth.pushdown}"; EXPLAIN: ${authNode}`);
     log(findings.at(-1)!);
     const pool = (await rows<{ available: string; pending: string }>(c, `SELECT available, pending FROM ledger_accounts WHERE partner_id = $1 AND owner_type = 'ORGANIZATION_POOL'`, [pa]))[0];
-    findings.push(`pool of ${pa} after the hold: available ${pool.available}, pending ${pool.pending}`);
+    findings.push(`pool of ${pa} after the hold: available ${pool.available}, pending ${pool.pending} (was 1000.00 / 0)`);
     log(findings.at(-1)!);
     const authTables = ['card_transactions', 'ledger_postings', 'ledger_entries', 'ledger_accounts', 'velocity_usage', 'events', 'event_sequences'];
     for (const line of await placement(c, pa, authTables)) { findings.push(`  ${pa} ${line}`); log(findings.at(-1)!); }
 
-    // 2. A user-asset credit for the other partner.
-    const creditQ = creditSql(pb, 'b1');
-    const creditPlan = await delegated(c, creditQ);
-    const credit = (await rows<{ outcome: string; body: string }>(c, creditQ))[0];
-    const creditBody = JSON.parse(credit.body) as { amount: string; freeAfter: string };
-    findings.push(`user_asset_move(${pb}, CREDIT 150.5 USDT): ${credit.outcome}, freeAfter ${creditBody.freeAfter}; ` +
-      `planner: "${creditPlan.notices.find((n) => n.includes('push')) ?? creditPlan.notices.join(' / ')}"; EXPLAIN task ${creditPlan.explainNode ?? 'none'}`);
+    // 2. A user-asset credit for the other partner (first use: creates the user and its accounts).
+    const mvParams = moveParams(pb, 'b1');
+    const creditNode = await explainNode(c, literal(MOVE_SQL, mvParams));
+    const credit = await traced<{ outcome: string; body: string }>(c, MOVE_SQL, mvParams);
+    const creditBody = JSON.parse(credit.rows[0].body) as { freeAfter: string };
+    findings.push(`user_asset_move(${pb}, CREDIT 150.5 USDT), the service's parameterized call: ${credit.rows[0].outcome}, freeAfter ${creditBody.freeAfter}; ` +
+      `planner: "${credit.pushdown}"; EXPLAIN: ${creditNode}`);
     log(findings.at(-1)!);
     for (const line of await placement(c, pb, ['managed_users', 'asset_movements', 'ledger_accounts', 'ledger_postings', 'ledger_entries', 'user_stream'])) {
       findings.push(`  ${pb} ${line}`);
       log(findings.at(-1)!);
     }
 
-    // 3. What the network ingress does today: no partner (it only has the card id).
-    const netSql = authorizeSql(null, card, 'n1');
-    const netPlan = await delegated(c, netSql).catch((err: Error) => ({ notices: [err.message], explainNode: null }));
+    // 3. The network ingress' call today: it has only the card id, so the partner argument is NULL.
     let netOutcome: string;
     try {
-      const r = (await rows<{ outcome: string }>(c, netSql))[0];
-      netOutcome = `answered ${r.outcome}`;
+      const r = await traced<{ outcome: string }>(c, AUTHORIZE_SQL, authorizeParams(null, card, 'n1'));
+      netOutcome = `answered ${r.rows[0].outcome} (planner: "${r.pushdown}")`;
     } catch (err) {
       netOutcome = `failed: ${(err as Error).message}`;
     }
-    findings.push(`card_authorize(NULL, ${card}) as the ingress calls it today: not delegated ("${netPlan.notices.find((n) => /push|argument|shard/.test(n)) ?? 'no pushdown notice'}"), ${netOutcome}`);
+    let crash = '';
+    for (let i = 0; i < 20 && !crash; i++) {
+      await new Promise((r) => setTimeout(r, 250)); // the postmaster logs the crash a moment later
+      crash = spawnSync('grep', ['-m1', 'terminated by signal', path.join(work, 'coordinator.log')], { encoding: 'utf8' }).stdout.trim();
+    }
+    findings.push(`card_authorize(NULL, ${card}) as the ingress calls it today: ${netOutcome}` +
+      (crash ? `; coordinator log: "${crash.replace(/^\S+ \S+ \S+ \[\d+\] /, '')}"` : ''));
     log(findings.at(-1)!);
+    if (crash) {
+      // The postmaster restarts every backend after a crash: wait for it, then check the data is intact.
+      let back: pg.Client | null = null;
+      for (let i = 0; i < 60 && !back; i++) {
+        back = await connect(cluster.url(coord)).catch(async () => { await new Promise((r) => setTimeout(r, 500)); return null; });
+      }
+      if (!back) throw new Error('the coordinator did not come back after the crash');
+      clients.push(back);
+      const n = (await rows<{ n: string }>(back, `SELECT count(*)::text AS n FROM card_transactions`))[0].n;
+      findings.push(`after the crash the coordinator restarted every connection (recovery); ${n} card transaction(s) committed before it are intact`);
+      log(findings.at(-1)!);
+    }
 
     console.log('\nFindings:');
     for (const f of findings) console.log(`- ${f}`);

@@ -12,7 +12,8 @@
  *  4. one card authorization (card_authorize) and one user-asset credit (user_asset_move), each with
  *     ledger_post inside, called on the coordinator and delegated to the worker holding the partner;
  *  5. checks: the calls were pushed down (EXPLAIN, the DEBUG1 notice), every row they wrote is on that
- *     worker's shards; then what the network ingress' form of the call (no partner) does.
+ *     worker's shards; then what two of today's forms do on the cluster: a job's lease scan over all
+ *     partners, and the network ingress' call (no partner).
  * The clusters are stopped and removed at the end, also on failure.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -417,10 +418,50 @@ async function main(): Promise<void> {
       log(findings.at(-1)!);
     }
 
-    // 3. The network ingress' call today: it has only the card id, so the partner argument is NULL.
-    let netOutcome: string;
+    // 3. The webhook worker's lease of due events, as src/domains/events/store.ts leaseDue sends it
+    //    (its SELECT ... FOR UPDATE SKIP LOCKED over all partners); the other lease scans have its shape.
     try {
-      const r = await traced<{ outcome: string }>(c, AUTHORIZE_SQL, authorizeParams(null, card, 'n1'));
+      const leased = await rows(c, `WITH due AS (
+          SELECT event_id FROM events WHERE status = 'PENDING' AND next_attempt_at <= $1 ORDER BY next_attempt_at, event_id LIMIT $4 FOR UPDATE SKIP LOCKED
+        ), leased AS (
+          UPDATE events e SET next_attempt_at = $2, lease_token = $3, attempts = e.attempts + 1 FROM due WHERE e.event_id = due.event_id RETURNING e.*
+        ) SELECT event_id FROM leased`, [new Date('2027-01-01T00:00:00Z'), new Date('2027-01-01T00:01:00Z'), 'spike-lease', 50]);
+      findings.push(`the webhook worker's lease of due events over all partners (leaseDue): leased ${leased.length}`);
+    } catch (err) {
+      findings.push(`the webhook worker's lease of due events over all partners (leaseDue): refused: ${(err as Error).message}`);
+    }
+    log(findings.at(-1)!);
+
+    // The same connection, after that error: is the next authorization still delegated?
+    // (Not delegated, card_authorize runs on the coordinator and ledger_post's inserts reach the
+    // worker's shards over another connection, without ledger_post's transaction-local setting.)
+    await c.query('SET client_min_messages = debug1');
+    const seen: string[] = [];
+    const onNotice = (n: { message?: string }) => { if (n.message && /push/.test(n.message)) seen.push(n.message); };
+    c.on('notice', onNotice);
+    try {
+      const r = await rows<{ outcome: string }>(c, AUTHORIZE_SQL, authorizeParams(route, card, 'a2'));
+      findings.push(`the next authorization on that connection (after the refused lease): ${r[0].outcome}, planner: "${seen[0] ?? 'no pushdown message'}"`);
+    } catch (err) {
+      findings.push(`the next authorization on that connection (after the refused lease): planner: "${seen[0] ?? 'no pushdown message'}", failed: ${(err as Error).message}`);
+    } finally {
+      c.off('notice', onNotice);
+      await c.query('RESET client_min_messages');
+    }
+    log(findings.at(-1)!);
+    const fresh = await connect(cluster.url(coord));
+    clients.push(fresh);
+    const again2 = await traced<{ outcome: string }>(fresh, AUTHORIZE_SQL, authorizeParams(route, card, 'a3'));
+    findings.push(`the same on a fresh connection: ${again2.rows[0].outcome}, planner: "${again2.pushdown}"`);
+    log(findings.at(-1)!);
+
+    // 4. The network ingress' call today: it has only the card id, so the partner argument is NULL
+    //    (on a fresh connection, as a pooled connection of the service would be).
+    let netOutcome: string;
+    const net = await connect(cluster.url(coord));
+    clients.push(net);
+    try {
+      const r = await traced<{ outcome: string }>(net, AUTHORIZE_SQL, authorizeParams(null, card, 'n1'));
       netOutcome = `answered ${r.rows[0].outcome} (planner: "${r.pushdown}")`;
     } catch (err) {
       netOutcome = `failed: ${(err as Error).message}`;

@@ -6,7 +6,7 @@ import { migrate } from './platform/db/migrate.ts';
 import { openDatabase } from './platform/db/open.ts';
 import { startWorkers } from './workers.ts';
 import { auditLedger } from './domains/ledger/index.ts';
-import { adminCommand, CliFailure, type CliIo } from './admin-cli.ts';
+import { adminCommand, CliFailure, type CliIo } from './cli/admin.ts';
 import { startTracing } from './platform/tracing.ts';
 
 
@@ -87,7 +87,7 @@ async function ledgerAudit(partnerId: string | undefined): Promise<void> {
   }
 }
 
-/** The whole command line: serve, migrate, ledger-audit and the operator commands (src/admin-cli.ts). */
+/** The whole command line: serve, migrate, ledger-audit and the operator commands (src/cli/admin.ts). */
 export function program(io: CliIo): Command {
   const cli = new Command('cardsvc')
     .description('Card-issuing platform service: the HTTP service and its operator tools')

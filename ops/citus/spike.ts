@@ -339,12 +339,17 @@ async function main(): Promise<void> {
   }
   const cluster = new Cluster(work);
   const clients: pg.Client[] = [];
+  let cleaned = false;
   const cleanup = () => {
+    if (cleaned) return;
+    cleaned = true;
     if (process.env.SPIKE_KEEP_LOGS) spawnSync('sh', ['-c', `cp ${work}/*.log ${process.env.SPIKE_KEEP_LOGS}/`]);
     cluster.stop();
     rmSync(work, { recursive: true, force: true });
   };
   process.once('SIGINT', () => { cleanup(); process.exit(130); });
+  // Synchronous, so it also runs when the process dies of an uncaught error.
+  process.once('exit', cleanup);
   const findings: string[] = [];
   try {
     await cluster.create(['coordinator', 'worker1', 'worker2']);

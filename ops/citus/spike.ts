@@ -1,7 +1,7 @@
 /**
  * Citus spike (issue 28 section 4, docs/scaling.md): checks the design for outgrowing one PostgreSQL
  * on a real cluster. Not run by CI. `npm run spike:citus` (needs root or the postgres user, and Citus
- * installed into the local PostgreSQL: /work/shared/vendor/build-citus.sh).
+ * 13 installed into the local PostgreSQL 15, built from the Citus source release: docs/scaling.md).
  *
  *  1. three `initdb` clusters on free ports under a temporary folder, shared_preload_libraries=citus:
  *     a coordinator and two workers (citus_add_node);
@@ -50,7 +50,7 @@ function checkCitusInstalled(): void {
   const lib = path.join(path.dirname(bin), 'lib', 'citus.so');
   const control = `/usr/share/postgresql/${version}/extension/citus.control`;
   if (!existsSync(lib) || !existsSync(control)) {
-    fail(`the citus extension is not installed in PostgreSQL ${version} (${lib} missing): run /work/shared/vendor/build-citus.sh as root first`);
+    fail(`the citus extension is not installed in PostgreSQL ${version} (${lib} missing): install Citus 13 for this PostgreSQL first (docs/scaling.md, "The spike")`);
   }
 }
 

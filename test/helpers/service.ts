@@ -6,7 +6,7 @@ import { buildApp, type AppContext } from '../../src/app.ts';
 import type { PartnerDecisionStage } from '../../src/domains/authorization/index.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { openEmbedded, openPostgres, type Db } from '../../src/platform/db/db.ts';
-import { migrate } from '../../src/platform/db/migrate.ts';
+import { migrate } from '../../src/migrate.ts';
 import type { FastifyInstance } from 'fastify';
 import { AdminClient, CardServiceClient, type CreatePartnerInput, type CreatedPartner } from '../../sdk/index.ts';
 

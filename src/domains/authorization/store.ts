@@ -2,13 +2,18 @@ import type { Queryable } from '../../platform/db/db.ts';
 
 /**
  * SQL of the authorization engine. The authorization itself is one call of the database function
- * card_authorize (migration 050): one round trip decides and books it.
+ * card_authorize (src/domains/authorization/sql/card_authorize.sql): one round trip decides and books it.
  */
 
 export type MessageType = 'AUTHORIZATION' | 'CLEARING' | 'REVERSAL' | 'REFUND';
 export type TransactionStatus = 'PENDING' | 'CLEARED' | 'REVERSED' | 'EXPIRED' | 'DECLINED' | 'POSTED';
 export type Source = 'NETWORK' | 'SANDBOX';
 
+/**
+ * The request of card_authorize, passed by name as one JSON record (issue 33): the function reads
+ * each field by these names (jsonb_to_record), so the two sides cannot drift by a position. Amounts
+ * are decimal strings (D4); Dates travel as ISO 8601 (JSON.stringify).
+ */
 export interface AuthorizeRow {
   partnerId: string | null;
   cardId: string;
@@ -58,11 +63,8 @@ export interface AuthorizeResult {
 export async function authorizeInDb(q: Queryable, a: AuthorizeRow): Promise<AuthorizeResult> {
   const rows = await q.query<AuthorizeResult>(
     `SELECT outcome, body, answer_partner AS "partnerId", stand_in AS "standIn", deadline_ms AS "deadlineMs"
-       FROM card_authorize($1, $2, $3, $4, $5, $6::numeric, $7, $8::numeric, $9, $10, $11, $12, $13, $14, $15,
-       $16::text[], $17::text[], $18, $19, $20, $21, $22, $23, $24, $25, $26)`,
-    [a.partnerId, a.cardId, a.source, a.networkTransactionId, a.replayGuard, a.amount, a.currency, a.billingAmount, a.billingCurrency,
-      a.merchantName, a.mcc, a.merchantCountry, a.channel, a.now, a.transactionTime, a.periodKeys, a.blockers, a.transId,
-      a.outstandingTransactionId, a.postingId, a.eventId, a.alertEventId, a.expiryDueAt, a.decisionToken, a.defaultDeadlineMs, a.decisionGraceMs],
+       FROM card_authorize($1::jsonb)`,
+    [JSON.stringify(a)],
   );
   return rows[0];
 }

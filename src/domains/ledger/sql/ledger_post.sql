@@ -140,7 +140,7 @@ BEGIN
     RETURNING le.entry_id, le.account_id, le.currency, le.bucket, le.amount, le.available_after, le.pending_after, le.account_version;
 
   IF v_managed THEN
-    -- D39: the managed users' balances after the posting, one line per account (the 2.3 balance object).
+    -- D39: the managed users' balances after the posting, one line per account (migration 080's shape).
     INSERT INTO user_stream (partner_id, kind, external_user_id, payload, created_at)
     SELECT a.partner_id, 'BALANCE', u.external_user_id,
            json_build_object(

@@ -23,7 +23,7 @@ import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { openPostgres } from '../../src/platform/db/db.ts';
-import { migrate } from '../../src/platform/db/migrate.ts';
+import { migrate } from '../../src/migrate.ts';
 import { pgBinDir } from '../runtime.ts';
 import {
   CARD_ROUTES_DDL, CHILDREN, COORDINATOR_TABLES, DISTRIBUTED_FUNCTIONS, DISTRIBUTION_COLUMN, OWN_KEY_TABLES, PARTNER_FILTERS,
@@ -371,7 +371,7 @@ async function main(): Promise<void> {
     const db = await openPostgres({ connectionString: cluster.url(coord), poolSize: 2 });
     const applied = await migrate(db);
     await db.close();
-    findings.push(`migrate(db): ${applied.length} migrations applied unchanged on the coordinator (plain tables)`);
+    findings.push(`migrate(db): ${applied.versions.length} migrations and ${applied.repeatable.length} function files applied unchanged on the coordinator (plain tables)`);
     log(findings.at(-1)!);
 
     for (const line of await distribute(c)) { findings.push(line); log(line); }

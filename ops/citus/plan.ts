@@ -23,7 +23,7 @@ export const REFERENCE_TABLES = [
  * global singletons (the audit chain's head, the migration list).
  */
 export const COORDINATOR_TABLES = [
-  'schema_migrations', 'outbox_mail', 'operators', 'operator_sessions', 'audit_trail', 'audit_trail_head',
+  'schema_migrations', 'schema_functions', 'outbox_mail', 'operators', 'operator_sessions', 'audit_trail', 'audit_trail_head',
   'ledger_audit_runs', 'user_stream_horizon',
 ] as const;
 

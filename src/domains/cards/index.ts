@@ -7,7 +7,7 @@ export { cardRoutes } from './routes.ts';
 export {
   applyForCard, applyView, blockCard, cancelCard, cancelCardInTx, cancelCardsOfCustomer, cancelCardsOfOrganization,
   cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardLookup, cardOrderDetail, cardView,
-  checkApplication, checkCurrencyList, dedicatedCards, depositAccountsOf, depositToCard, findCardById, findPartnerCard, listCardsOf, openVirtualAccounts,
+  checkApplication, checkCurrencyList, dedicatedCards, depositAccountsOf, depositToCard, findCardById, listCardsOf, openVirtualAccounts,
   queryApply, queryCard, retrieveSecureCard, revealCardSecretOf, transferFunds, unblockCard, CARD_CURRENCIES, CARDHOLDER_NAME_MAX,
   DEPOSIT_BANK, type ApplyInput, type CheckedApplication, type TransferInput,
 } from './service.ts';

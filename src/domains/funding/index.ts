@@ -5,7 +5,7 @@
  */
 export { fundingRoutes } from './routes.ts';
 export {
-  corporateWire, depositToPool, fundBalance, lowBalanceThresholdOf, poolAccountOf, queryBalanceAlerts, setBalanceAlerts, statement,
+  corporateWire, depositToPool, fundBalance, queryBalanceAlerts, setBalanceAlerts, statement,
   CORPORATE_AMOUNT_RULES, DEPOSIT_SOURCE_OWNER, THRESHOLD_RULES,
   type BalanceAlertInput, type DedicatedCards, type FundingDeps, type FundingRouteDeps, type PoolDeposit, type StatementQuery,
 } from './service.ts';

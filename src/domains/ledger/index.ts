@@ -4,7 +4,7 @@
  * notes at the top of ledger.ts.
  */
 export {
-  availableReachedSince, findAccount, findAccountById, getBalance, getBalances, getOrCreateAccount, listAccountsOfOrganization,
+  availableReachedSince, findAccount, findAccountById, getOrCreateAccount, listAccountsOfOrganization,
   listAccountsOfOwner, listMovements, lockAccounts, post, MAX_ENTRIES_PER_POSTING,
   type AccountKey, type AccountRow, type Balance, type Bucket, type EntryInput, type LedgerAccount, type MovementFilter,
   type MovementRow, type OwnerType, type PostedEntry, type PostingInput, type PostingResult,

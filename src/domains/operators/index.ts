@@ -8,5 +8,5 @@ export {
   createOperator, csrfMatches, listOperators, login, logout, updateOperator, IDLE_TIMEOUT_MS, LOCKOUT_FAILURES, type LoginOutcome, type OperatorCredentials, type OperatorSession, type OperatorView,
 } from './service.ts';
 export { appendAudit, listAudit, redact, verifyAuditTrail, type AuditInput, type AuditView, type ChainReport } from './audit.ts';
-export { totpCode, totpUri } from './credentials.ts';
+export { totpUri } from './credentials.ts';
 export type { OperatorRow } from './store.ts';

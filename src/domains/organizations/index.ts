@@ -15,7 +15,7 @@ export {
   queryOrganization, requireOrganization, updateOrganizationRestrictions, type CreateOrganizationInput, type OrganizationDeps,
 } from './service.ts';
 export {
-  assertCapabilities, assertCapability, capabilityDecision, capabilityError, checkCapability, loadSubjectState, CAPABILITY_BLOCKERS,
+  assertCapability, capabilityDecision, capabilityError, checkCapability, loadSubjectState, CAPABILITY_BLOCKERS,
   type Capability, type CapabilityDecision, type DeclineDetail, type SubjectState,
 } from './capabilities.ts';
 export {

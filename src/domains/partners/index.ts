@@ -8,6 +8,6 @@ export { newReplayGuard, PartnerAuthenticator, PartnerCache, type ReplayGuard, p
 export {
   createCredentialLink, createPartner, extractCredentials, partnerExists, partnersByIds, partnerView, sweepReplayStore, updatePartner,
   SECRET_EXTRACT_PATH, type PartnerDeps, type PartnerInput,
-  revealWebhookSecret, rotateWebhookSecret, webhookSecretStatus, webhookSecretsOf, WEBHOOK_SECRET_DEFAULT_OVERLAP_S, WEBHOOK_SECRET_MAX_OVERLAP_S,
+  revealWebhookSecret, rotateWebhookSecret, webhookSecretStatus, webhookSecretsOf, WEBHOOK_SECRET_DEFAULT_OVERLAP_S,
 } from './service.ts';
 export type { IpWhitelist, Partner, SecureCardIvMode } from './store.ts';

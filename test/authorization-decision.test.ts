@@ -360,7 +360,7 @@ describe('issue 26: a forwarded authorization always ends in one recorded decisi
       ['the claim on the awaited decision', /DELETE FROM auth_decisions/],
       ['the forwarding record insert', /INSERT INTO auth_forwardings/],
       ['the hold release posting', /ledger_post\(/],
-      ['the usage given back', /UPDATE velocity_usage/],
+      ['the usage given back', /velocity_usage_give_back\(/],
       ['the DECLINED record', /UPDATE card_transactions SET status/],
       ['the CARD_TRANSACTION event', /card_transaction_event\(/],
     ];

@@ -20,7 +20,7 @@ import path from 'node:path';
  *   unknown-domain    a domain missing from the layering of docs/contributing.md
  *   layering          a domain imports a domain of the same or a higher layer
  *   domain-cycle      domains importing each other, directly or through others
- *   app-import        a domain imports src/app.ts, src/workers.ts or src/main.ts
+ *   app-import        a domain imports src/app.ts, src/workers.ts, src/main.ts or the command line (src/cli/)
  *   platform-import   the platform (src/platform, src/config.ts) imports a domain or the top level
  *   sql-outside-store SQL (SELECT / INSERT / UPDATE / DELETE / CREATE ...) outside store files
  *                     (store.ts, store-*.ts, *-store.ts) and src/platform/db/
@@ -28,7 +28,8 @@ import path from 'node:path';
  *   unowned-table     a migration creates a table TABLE_OWNERS does not assign
  *   sdk-import        the SDK (sdk/) imports server code; the shared contract (sdk/contract/)
  *                     imports anything but typebox, lossless-json types and itself; the service
- *                     imports SDK files other than the contract
+ *                     imports SDK files other than the contract (except the operator command line,
+ *                     src/cli/: a client of the admin API, it calls it through the SDK's AdminClient)
  *
  * Type-only imports count like any other: a dependency of types is a dependency. The checker is a
  * pure function of the files' text, so a negative control can feed it a synthetic bad tree.
@@ -335,11 +336,11 @@ export function checkBoundaries(tree: SourceTree, layering: Map<string, number>,
       if (file.startsWith('src/') && (target.startsWith('test/') || /^src\/domains\/[^/]+\/testing\.ts$/.test(target))) {
         add('testing-import', file, `imports ${target}: test entries and test code are for tests only`);
       }
-      if (file.startsWith('src/') && target.startsWith('sdk/') && !target.startsWith('sdk/contract/')) {
+      if (file.startsWith('src/') && !file.startsWith('src/cli/') && target.startsWith('sdk/') && !target.startsWith('sdk/contract/')) {
         add('sdk-import', file, `imports ${target}: the service shares only sdk/contract/ with the SDK`);
       }
       const toDomain = domainOf(target);
-      if (fromDomain && TOP_LEVEL.has(target)) add('app-import', file, `imports ${target}`);
+      if (fromDomain && (TOP_LEVEL.has(target) || target.startsWith('src/cli/'))) add('app-import', file, `imports ${target}`);
       if (isPlatform(file) && (toDomain || TOP_LEVEL.has(target))) add('platform-import', file, `imports ${target}`);
       if (toDomain && toDomain !== fromDomain) {
         const testEntry = !file.startsWith('src/') && target === `src/domains/${toDomain}/testing.ts`;
@@ -459,11 +460,11 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
         '}',
       ].join('\n')],
       ['src/domains/gamma/index.ts', "export { b } from '../beta/index.ts';\n"],
+      ['src/domains/gamma/service.ts', "import { CliFailure } from '../../cli/admin.ts';\nimport { helper } from '../alpha/testing.ts';\nimport { model } from '../../../test/oracles/alpha.ts';\n"],
       ['src/domains/delta/service.ts', 'export const d = 4;\n'],
       ['src/platform/http/router.ts', "import type { X } from '../../domains/alpha/index.ts';\n"],
       ['src/app.ts', "import { b } from './domains/beta/service.ts';\n"],
       ['test/beta.test.ts', "const { b } = await import('../src/domains/beta/service.ts');\n"],
-      ['src/domains/gamma/service.ts', "import { helper } from '../alpha/testing.ts';\nimport { model } from '../../../test/oracles/alpha.ts';\n"],
       ['sdk/resources/alpha.ts', "import type { A } from '../../src/domains/alpha/index.ts';\n"],
       ['sdk/contract/alpha.ts', "import { Type } from 'typebox';\nimport { decimal } from '../client.ts';\n"],
       ['src/domains/alpha/routes.ts', "import { CardServiceClient } from '../../../sdk/index.ts';\n"],
@@ -479,6 +480,7 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
     for (const kind of expected) assert.ok(kinds.has(kind), `reports ${kind}:\n${report(found)}`);
     assert.ok(found.some((v) => v.kind === 'bypass' && v.file === 'test/beta.test.ts'), 'a test reaching into a domain is a bypass too');
     assert.ok(found.some((v) => v.kind === 'bypass' && v.file === 'src/app.ts'), 'the top level reaching into a domain is a bypass');
+    assert.ok(found.some((v) => v.kind === 'app-import' && v.file === 'src/domains/gamma/service.ts'), 'a domain importing the command line');
     assert.ok(found.some((v) => v.kind === 'bypass' && v.file === 'src/domains/gamma/service.ts' && v.detail.includes('alpha/testing.ts')), 'production may not use a test entry');
     assert.equal(found.filter((v) => v.kind === 'testing-import' && v.file === 'src/domains/gamma/service.ts').length, 2, 'a test entry and a test oracle in production');
     assert.ok(found.some((v) => v.kind === 'unused-export' && v.file === 'src/domains/alpha/index.ts' && /exports a, insertA,/.test(v.detail)), 'names nothing outside imports');
@@ -498,6 +500,7 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
       ['src/domains/alpha/testing.ts', "export { helper } from './service.ts';\n"],
       ['test/alpha.test.ts', "import { helper } from '../src/domains/alpha/testing.ts';\nimport { a } from '../src/domains/alpha/index.ts';\n"],
       ['src/app.ts', "import { b } from './domains/beta/index.ts';\n"],
+      ['src/cli/admin.ts', "import { AdminClient } from '../../sdk/index.ts';\n"],
       ['sdk/contract/alpha.ts', "import { Type } from 'typebox';\nimport type { LosslessNumber } from 'lossless-json';\nimport { Money } from './wire.ts';\n"],
       ['sdk/resources/alpha.ts', "import type { Static } from 'typebox';\nimport type { Alpha } from '../contract/alpha.ts';\n"],
       ['src/domains/alpha/routes.ts', "import { Alpha } from '../../../sdk/contract/alpha.ts';\n"],

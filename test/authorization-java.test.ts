@@ -9,6 +9,7 @@ import { rsaDecryptSegmented } from '../sdk/index.ts';
 import {
   decryptSegmented, encryptSegmented, parseExternalPublicKey, privateKeyFromPkcs8, signSha256, unpadPkcs1v15, verifySha256,
 } from '../src/platform/crypto/rsa.ts';
+import { missingTool } from './helpers/tools.ts';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { fundedCard, purchase } from './helpers/authorization.ts';
 
@@ -111,7 +112,7 @@ describe('RSA interoperability with Java\'s JCE (5.6, D50)', () => {
 
 const javac = spawnSync('javac', ['-version']).status === 0;
 
-describe('a live JDK-only partner answering the real service (D37)', { skip: javac ? false : 'javac is not on this machine' }, () => {
+describe('a live JDK-only partner answering the real service (D37)', { skip: missingTool(javac ? null : 'javac is not on this machine') }, () => {
   let svc: TestService;
   let java: ChildProcess | null = null;
   let classes = '';

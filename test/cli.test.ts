@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { MAIN_JS } from './helpers/compiled-service.ts';
 import { cardWorld, issueCard } from './helpers/cards.ts';
 
 /** Issue 14, item 1: the operator command line, run as an operator runs it (a child process). */
@@ -13,7 +14,7 @@ interface Run { code: number; stdout: string; stderr: string }
 
 function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    const child = spawn(process.execPath, [MAIN_JS, ...args], {
       cwd: ROOT, env: { ...process.env, ADMIN_TOKEN, DATA_DIR: '/nonexistent-cli-test', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

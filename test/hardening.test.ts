@@ -4,6 +4,7 @@ import net from 'node:net';
 import { Redis } from 'ioredis';
 import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { rawRequest } from './helpers/raw-http.ts';
+import { missingTool } from './helpers/tools.ts';
 import { callbackUrlViolation, guardedLookup, isForbiddenAddress } from '../src/platform/http/ssrf.ts';
 import { postWebhook } from '../src/domains/events/index.ts';
 import { CardServiceError } from '../sdk/index.ts';
@@ -134,8 +135,9 @@ describe('hardening against hostile traffic (issue 13)', () => {
       probe.once('error', () => resolve(false));
     });
     probe.destroy();
-    if (!reachable) {
-      t.skip('no Redis at 127.0.0.1:6379');
+    const skip = missingTool(reachable ? null : 'no Redis at 127.0.0.1:6379');
+    if (skip) {
+      t.skip(skip);
       return;
     }
     const env = { ADMIN_AUTH_FAILURE_LIMIT_MAX: '4', REDIS_URL: 'redis://127.0.0.1:6379' };

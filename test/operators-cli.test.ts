@@ -3,13 +3,14 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { MAIN_JS } from './helpers/compiled-service.ts';
 
 /** Issue 29: operator accounts and the audit trail's verification from the admin command line (a child process). */
 const ROOT = path.resolve(import.meta.dirname, '..');
 
 function admin(svc: TestService, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', ...args], {
+    const child = spawn(process.execPath, [MAIN_JS, 'admin', ...args], {
       cwd: ROOT, env: { ...process.env, ADMIN_TOKEN, ADMIN_URL: svc.baseUrl, DATA_DIR: '/nonexistent-cli-test' }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

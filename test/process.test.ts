@@ -4,9 +4,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { MAIN_JS } from './helpers/compiled-service.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const MAIN = [process.execPath, ['--import', 'tsx', 'src/main.ts']] as const;
+const MAIN = [process.execPath, [MAIN_JS]] as const;
 
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env = { ...process.env };

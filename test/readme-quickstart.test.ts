@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { MAIN_JS } from './helpers/compiled-service.ts';
 import { startWorkers } from '../src/workers.ts';
 import type { RunningJobs } from '../src/platform/jobs.ts';
 
@@ -46,7 +47,7 @@ describe('README quick start (issue 14)', () => {
 
   it('runs: partner file from the CLI, then KYC approval, card issued, pool funded, purchase, exact amounts read back', { timeout: 120_000 }, async () => {
     const env = { ...process.env, ADMIN_TOKEN, ADMIN_URL: svc.baseUrl, DATA_DIR: '/nonexistent-quickstart' };
-    const created = await run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', 'partner-create', '--name', 'Acme Wallet', '--json'], { cwd: ROOT, env });
+    const created = await run(process.execPath, [MAIN_JS, 'admin', 'partner-create', '--name', 'Acme Wallet', '--json'], { cwd: ROOT, env });
     const partnerFile = path.join(dir, 'partner.json');
     writeFileSync(partnerFile, created.stdout);
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'examples/quickstart.ts', partnerFile], {
@@ -67,7 +68,7 @@ describe('README quick start (issue 14)', () => {
       });
     });
     const env = { ...process.env, ADMIN_TOKEN, ADMIN_URL: svc.baseUrl, DATA_DIR: '/nonexistent-quickstart' };
-    const created = await run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', 'partner-create', '--name', 'Down Wallet',
+    const created = await run(process.execPath, [MAIN_JS, 'admin', 'partner-create', '--name', 'Down Wallet',
       '--auth-url', `http://127.0.0.1:${closedPort}/authorize`, '--json'], { cwd: ROOT, env });
     const partnerFile = path.join(dir, 'partner-down.json');
     writeFileSync(partnerFile, created.stdout);

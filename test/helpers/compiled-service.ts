@@ -1,11 +1,21 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { startArgs } from '../../ops/runtime.ts';
+import { startArgs, waitReady as waitReadyUrl } from '../../ops/runtime.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
-/** Compiles the service (incremental `tsc`, as `npm ci` does through `prepare`) so dist/ is current. */
+/** The compiled entry point: tests that run the CLI or the service run what production runs (issue 28, 33). */
+export const MAIN_JS = path.join(ROOT, 'dist', 'src', 'main.js');
+
+/** Set by test/run.ts once it has built dist/, so files under `npm test` do not build it again. */
+export const DIST_BUILT_ENV = 'TEST_DIST_BUILT';
+
+/**
+ * Compiles the service (incremental `tsc`, as `npm ci` does through `prepare`) so dist/ is current.
+ * Skipped under `npm test`, which built it before starting the files.
+ */
 export function buildService(): void {
+  if (process.env[DIST_BUILT_ENV] === '1') return;
   const r = spawnSync('npm', ['run', '-s', 'build'], { cwd: ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`npm run build failed: ${r.stdout}${r.stderr}`);
 }
@@ -23,13 +33,9 @@ export interface RunningService {
   exited: Promise<number | null>;
 }
 
-export async function waitReady(base: string, timeoutMs = 60_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${base} not ready within ${timeoutMs} ms`);
+/** Waits for the service at `base` to answer /readyz (ops/runtime.ts). */
+export function waitReady(base: string, timeoutMs = 60_000): Promise<void> {
+  return waitReadyUrl(`${base}/readyz`, timeoutMs);
 }
 
 /** Spawns exactly what `npm start` runs (compiled JavaScript, no TypeScript loader), and waits for /readyz. */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
@@ -8,6 +9,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { openEmbedded, openPostgres, type Db } from '../../src/platform/db/db.ts';
 import { migrate } from '../../src/platform/db/migrate.ts';
 import type { FastifyInstance } from 'fastify';
+import { copyPgliteTemplate, PG_TEMPLATE_ENV, PGLITE_TEMPLATE_ENV, withDatabase } from './template.ts';
 import { AdminClient, CardServiceClient, type CreatePartnerInput, type CreatedPartner } from '../../sdk/index.ts';
 
 /** A clock the tests move: starts at real time, shifts by advance(). */
@@ -32,25 +34,47 @@ interface TestDatabase {
 let shared: Promise<TestDatabase> | null = null;
 
 /**
- * One database per test process: embedded PGlite in memory by default (opening one takes seconds),
- * or a fresh schema on TEST_DATABASE_URL, dropped when the process's tests end.
+ * One database per test process, dropped when the process's tests end: embedded PGlite by default,
+ * or a database of its own on the server of TEST_DATABASE_URL. Under `npm test` (test/run.ts) it
+ * starts as a copy of the run's migrated template (issue 33); a file run on its own migrates.
  */
 export function testDatabase(): Promise<TestDatabase> {
   shared ??= (async () => {
     const url = process.env.TEST_DATABASE_URL;
     if (!url) {
-      const db = await openEmbedded(null);
-      await migrate(db);
-      return { db, openAnother: async () => db, drop: () => db.close() };
+      const template = process.env[PGLITE_TEMPLATE_ENV];
+      if (!template) {
+        const db = await openEmbedded(null);
+        await migrate(db);
+        return { db, openAnother: async () => db, drop: () => db.close() };
+      }
+      const dir = copyPgliteTemplate(template);
+      const db = await openEmbedded(dir);
+      return {
+        db,
+        openAnother: async () => db,
+        drop: async () => {
+          await db.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
     }
-    const schema = `t_${process.pid}_${randomBytes(4).toString('hex')}`;
-    const adminConn = new pg.Client({ connectionString: url });
-    await adminConn.connect();
-    await adminConn.query(`CREATE SCHEMA ${schema}`);
-    await adminConn.end();
-    const open = () => openPostgres({ connectionString: url, poolSize: 5, schema });
+    const template = process.env[PG_TEMPLATE_ENV];
+    let open: () => Promise<Db>;
+    let dropIt: (c: pg.Client) => Promise<unknown>;
+    if (template) {
+      const name = `t_${process.pid}_${randomBytes(4).toString('hex')}`;
+      await withAdmin(url, (c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${template}`));
+      open = () => openPostgres({ connectionString: withDatabase(url, name), poolSize: 5 });
+      dropIt = (c) => c.query(`DROP DATABASE ${name} WITH (FORCE)`);
+    } else {
+      const schema = `t_${process.pid}_${randomBytes(4).toString('hex')}`;
+      await withAdmin(url, (c) => c.query(`CREATE SCHEMA ${schema}`));
+      open = () => openPostgres({ connectionString: url, poolSize: 5, schema });
+      dropIt = (c) => c.query(`DROP SCHEMA ${schema} CASCADE`);
+    }
     const db = await open();
-    await migrate(db);
+    if (!template) await migrate(db);
     const extra: Db[] = [];
     return {
       db,
@@ -62,14 +86,21 @@ export function testDatabase(): Promise<TestDatabase> {
       drop: async () => {
         for (const d of extra) await d.close();
         await db.close();
-        const c = new pg.Client({ connectionString: url });
-        await c.connect();
-        await c.query(`DROP SCHEMA ${schema} CASCADE`);
-        await c.end();
+        await withAdmin(url, dropIt);
       },
     };
   })();
   return shared;
+}
+
+async function withAdmin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
 }
 
 export interface TestService {

@@ -1,0 +1,115 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { openEmbedded, openPostgres } from '../../src/platform/db/db.ts';
+import { migrate } from '../../src/platform/db/migrate.ts';
+
+/**
+ * Migrated template databases for the test run (issue 33): the run migrates once, and each test
+ * file starts from a copy instead of booting an empty embedded database (about 2 s of initdb) or
+ * applying every migration to a fresh PostgreSQL schema. A template is named by a hash of every
+ * SQL file and the migration runner, so a changed migration builds a new one and a stale one is
+ * never used.
+ */
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+/** Set by test/run.ts for the test processes it starts. */
+export const PGLITE_TEMPLATE_ENV = 'TEST_PGLITE_TEMPLATE';
+export const PG_TEMPLATE_ENV = 'TEST_PG_TEMPLATE';
+
+function sqlFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return sqlFiles(p);
+    return e.name.endsWith('.sql') ? [p] : [];
+  });
+}
+
+/** A hash of what decides the migrated schema: every .sql file under src/ and the runner. */
+export function schemaHash(): string {
+  const h = createHash('sha256');
+  const files = [...sqlFiles(path.join(ROOT, 'src')), path.join(ROOT, 'src/platform/db/migrate.ts')].sort();
+  for (const f of files) h.update(path.relative(ROOT, f)).update('\0').update(readFileSync(f)).update('\0');
+  return h.digest('hex').slice(0, 16);
+}
+
+function templatesDir(): string {
+  const dir = path.join(tmpdir(), 'cardsvc-test-templates');
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** A migrated embedded data folder for this schema, built when missing. Returns its path. */
+export async function pgliteTemplate(): Promise<string> {
+  const dir = path.join(templatesDir(), `pglite-${schemaHash()}`);
+  if (existsSync(path.join(dir, 'PG_VERSION'))) return dir;
+  // Built beside its final name and renamed: a run stopped halfway leaves no half template.
+  const building = `${dir}.building-${process.pid}`;
+  rmSync(building, { recursive: true, force: true });
+  const db = await openEmbedded(building);
+  await migrate(db);
+  await db.close();
+  try {
+    renameSync(building, dir);
+  } catch (err) {
+    if (!existsSync(path.join(dir, 'PG_VERSION'))) throw err;
+    rmSync(building, { recursive: true, force: true });
+  }
+  return dir;
+}
+
+/**
+ * A copy of the embedded template for one test process, in memory-backed /dev/shm when the machine
+ * has it (a disk copy works, slower).
+ */
+export function copyPgliteTemplate(template: string): string {
+  const base = existsSync('/dev/shm') && statSync('/dev/shm').isDirectory() ? '/dev/shm' : tmpdir();
+  const copy = path.join(base, `cardsvc-test-${process.pid}-${randomBytes(4).toString('hex')}`);
+  cpSync(template, copy, { recursive: true });
+  return copy;
+}
+
+/** A migrated PostgreSQL database for this schema on the server of `url`, built when missing. Returns its name. */
+export async function postgresTemplate(url: string): Promise<string> {
+  const name = `cardsvc_tpl_${schemaHash()}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    const ready = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate', [name]);
+    if (ready.rowCount) return name;
+    // A run stopped while building left an unmarked database: start it again.
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${name}`);
+    const db = await openPostgres({ connectionString: withDatabase(url, name), poolSize: 1 });
+    await migrate(db);
+    await db.close();
+    // Marked only once complete; test processes clone it with CREATE DATABASE ... TEMPLATE.
+    await admin.query(`ALTER DATABASE ${name} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`);
+    return name;
+  } finally {
+    await admin.end();
+  }
+}
+
+/** Drops templates of other schemas on this server (earlier versions of the migrations). */
+export async function dropStalePostgresTemplates(url: string, keep: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    const rows = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'cardsvc\\_tpl\\_%' AND datname <> $1", [keep]);
+    for (const { datname } of rows.rows) {
+      await admin.query(`ALTER DATABASE ${datname} WITH IS_TEMPLATE false`);
+      await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+    }
+  } finally {
+    await admin.end();
+  }
+}
+
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}

@@ -1,0 +1,149 @@
+/**
+ * `npm test`: the whole suite, or the files given (`npm test -- test/auth.test.ts`).
+ *
+ * Issue 33: the run pays once for what every file needs, then runs the files in parallel.
+ * 1. Builds dist/ when a source is newer: tests that start the CLI or the service spawn compiled code.
+ * 2. Migrates a template database once per schema version (cached between runs, see
+ *    helpers/template.ts); each test process starts from a copy of it, a database of its own.
+ * 3. Runs each file in a process of its own (`node --test`), TEST_CONCURRENCY at a time (default:
+ *    CPUs + 2, since a file spends much of its time waiting on sockets and the database), longest
+ *    first, and prints a summary with the slowest files.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import path from 'node:path';
+import { DIST_BUILT_ENV } from './helpers/compiled-service.ts';
+import { dropStalePostgresTemplates, PG_TEMPLATE_ENV, PGLITE_TEMPLATE_ENV, pgliteTemplate, postgresTemplate } from './helpers/template.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+/**
+ * Files that take longest start first, so that the run does not end waiting on one of them alone.
+ * Any file not named here runs after these, in name order.
+ */
+const LONGEST_FIRST = [
+  'cli.test.ts',
+  'authorization-crash.test.ts',
+  'runtime.test.ts',
+  'console-browser.test.ts',
+  'process.test.ts',
+  'readme-quickstart.test.ts',
+  'sdk-package.test.ts',
+  'authorization-java.test.ts',
+];
+
+function step(label: string, started: number): void {
+  console.log(`# ${label} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+}
+
+async function main(): Promise<number> {
+  const started = performance.now();
+  if (distIsStale()) {
+    const build = spawnSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
+    if (build.status !== 0) return build.status ?? 1;
+    // tsc leaves its build info untouched when nothing changed: mark this build as the newest.
+    const now = new Date();
+    utimesSync(path.join(ROOT, 'dist', '.tsbuildinfo'), now, now);
+    step('dist/ built', started);
+  }
+
+  const env: NodeJS.ProcessEnv = { ...process.env, [DIST_BUILT_ENV]: '1' };
+  const url = process.env.TEST_DATABASE_URL;
+  if (url) {
+    const name = await postgresTemplate(url);
+    await dropStalePostgresTemplates(url, name);
+    env[PG_TEMPLATE_ENV] = name;
+    step(`PostgreSQL template ${name} ready`, started);
+  } else {
+    const dir = await pgliteTemplate();
+    const parent = path.dirname(dir);
+    for (const old of readdirSync(parent)) if (old.startsWith('pglite-') && !old.includes('.building-') && path.join(parent, old) !== dir) rmSync(path.join(parent, old), { recursive: true, force: true });
+    env[PGLITE_TEMPLATE_ENV] = dir;
+    step(`embedded template ${path.relative(tmpdir(), dir)} ready`, started);
+  }
+
+  const given = process.argv.slice(2);
+  const files = given.length > 0 ? given : orderedFiles();
+  const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? availableParallelism() + 2));
+  const results = await runPool(files, concurrency, env);
+  const total = { tests: 0, pass: 0, fail: 0, skipped: 0, cancelled: 0, todo: 0 };
+  for (const r of results) for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += r.counts[k] ?? 0;
+  const failed = results.filter((r) => r.code !== 0);
+  removeOrphanCopies();
+  console.log('\n# slowest files:');
+  for (const r of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 8)) console.log(`#   ${r.seconds.toFixed(1).padStart(6)} s  ${r.file}`);
+  console.log(`# ${Object.entries(total).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  for (const r of failed) console.log(`# FAILED: ${r.file} (exit code ${r.code})`);
+  step(`${files.length} files, ${concurrency} at a time${failed.length ? `, ${failed.length} failed` : ''}`, started);
+  return failed.length > 0 || total.fail > 0 ? 1 : 0;
+}
+
+interface FileResult { file: string; code: number; seconds: number; counts: Record<string, number> }
+
+/**
+ * Runs each file in a process of its own (`node --test`, TAP), `concurrency` at a time, longest
+ * first, and prints each file's output whole when it ends, so parallel files never interleave.
+ */
+async function runPool(files: string[], concurrency: number, env: NodeJS.ProcessEnv): Promise<FileResult[]> {
+  const queue = [...files];
+  const results: FileResult[] = [];
+  const worker = async (): Promise<void> => {
+    for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+      const begun = performance.now();
+      const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', file], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (c) => (out += c));
+      child.stderr.on('data', (c) => (out += c));
+      const code = await new Promise<number>((resolve) => child.on('close', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
+      const seconds = (performance.now() - begun) / 1000;
+      const counts: Record<string, number> = {};
+      for (const m of out.matchAll(/^# (tests|pass|fail|skipped|cancelled|todo) (\d+)$/gm)) counts[m[1]] = Number(m[2]);
+      process.stdout.write(`\n# ===== ${file} (${seconds.toFixed(1)} s, exit code ${code}) =====\n${out}`);
+      results.push({ file, code, seconds, counts });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
+  return results;
+}
+
+/** Embedded copies left by test processes that died before their cleanup (copyPgliteTemplate). */
+function removeOrphanCopies(): void {
+  for (const base of ['/dev/shm', tmpdir()]) {
+    if (!existsSync(base)) continue;
+    for (const name of readdirSync(base)) {
+      const pid = /^cardsvc-test-(\d+)-/.exec(name)?.[1];
+      if (pid && !alive(Number(pid))) rmSync(path.join(base, name), { recursive: true, force: true });
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** dist/ is stale when a file under src/ is newer than the last build (or there is none). */
+function distIsStale(): boolean {
+  const built = path.join(ROOT, 'dist', '.tsbuildinfo');
+  if (!existsSync(built)) return true;
+  const since = statSync(built).mtimeMs;
+  const newer = (dir: string): boolean =>
+    readdirSync(dir, { withFileTypes: true }).some((e) => {
+      const p = path.join(dir, e.name);
+      return e.isDirectory() ? newer(p) : statSync(p).mtimeMs > since;
+    });
+  return newer(path.join(ROOT, 'src')) || statSync(path.join(ROOT, 'package.json')).mtimeMs > since;
+}
+
+function orderedFiles(): string[] {
+  const all = readdirSync(path.join(ROOT, 'test')).filter((f) => f.endsWith('.test.ts')).sort();
+  const first = LONGEST_FIRST.filter((f) => all.includes(f));
+  return [...first, ...all.filter((f) => !first.includes(f))].map((f) => path.join('test', f));
+}
+
+process.exitCode = await main();

@@ -15,9 +15,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { rsaDecryptSegmented, rsaEncryptSegmented, type AuthorizationRequest, type CardTransaction, type SignedHttpClient } from '../sdk/index.ts';
-import {
-  AuthUrlForwarder, recoverDecisions, ServiceKeys, DECISION_GRACE_MS, type PartnerDecisionStage, type PartnerExchange,
-} from '../src/domains/authorization/index.ts';
+import { AuthUrlForwarder, ServiceKeys, type PartnerDecisionStage } from '../src/domains/authorization/index.ts';
+import { recoverDecisions, DECISION_GRACE_MS, type PartnerExchange } from '../src/domains/authorization/testing.ts';
 import type { Db, Queryable } from '../src/platform/db/db.ts';
 import { scrape } from './helpers/metrics.ts';
 import { closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';

@@ -6,7 +6,8 @@ import type { CardServiceClient } from '../sdk/index.ts';
 import type { Queryable } from '../src/platform/db/db.ts';
 import { ApiError } from '../src/platform/errors.ts';
 import { amount, ZERO, type Amount } from '../src/platform/money.ts';
-import { findAccountById, getOrCreateAccount, post, type Bucket, type LedgerAccount } from '../src/domains/ledger/index.ts';
+import { findAccountById, getOrCreateAccount, post } from '../src/domains/ledger/index.ts';
+import { type Bucket, type LedgerAccount } from '../src/domains/ledger/testing.ts';
 import { auditLedger } from '../src/domains/ledger/index.ts';
 
 /** An account's balance as the ledger keeps it. */

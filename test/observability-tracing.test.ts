@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { SignedHttpClient, type CardTransaction } from '../sdk/index.ts';
-import { deliverDueEvents } from '../src/domains/events/index.ts';
+import { deliverDueEvents } from '../src/domains/events/testing.ts';
 import { startTracing, type TracingHandle } from '../src/platform/tracing.ts';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { fundedCard, purchase, type SpendWorld } from './helpers/authorization.ts';

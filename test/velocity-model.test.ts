@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { LosslessNumber } from 'lossless-json';
 import { ApiError } from '../src/platform/errors.ts';
 import { amount } from '../src/platform/money.ts';
-import { controlsFromWire, ruleView, type VelocityRule } from '../src/domains/velocity/index.ts';
-import { mergeQuota, relevantCurrencies, UsageBook, utilizationRate, type AppliedRule } from '../src/domains/velocity/index.ts';
+import { controlsFromWire, ruleView, type VelocityRule } from '../src/domains/velocity/testing.ts';
+import { mergeQuota, relevantCurrencies, UsageBook, utilizationRate, type AppliedRule } from '../src/domains/velocity/testing.ts';
 import { periodKeys } from '../src/domains/velocity/index.ts';
 
 /** Pure parts of velocity: period keys, control-group validation, merging and quota math. */

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { dec, digits, expectCode, uniq } from './helpers/velocity-fixtures.ts';
-import { processCardApplications } from '../src/domains/cards/index.ts';
+import { processCardApplications } from '../src/domains/cards/testing.ts';
 import { bindRulesToCard, checkRulesForCard } from '../src/domains/velocity/index.ts';
 import { ApiError } from '../src/platform/errors.ts';
 import type { CardServiceClient, CreateRuleParams, Quota, VelocityRule } from '../sdk/index.ts';

@@ -7,8 +7,15 @@ import path from 'node:path';
  * Domain boundaries (issue 9; docs/contributing.md "Domain layering"), checked from the source text:
  *
  *   bypass            a file outside domain D imports a file of D other than src/domains/D/index.ts
- *                     (other domains, app.ts / workers.ts / main.ts, tests and bench alike)
- *   store-export      an index.ts re-exports a value (a function) of a store file: stores are private
+ *                     (other domains, app.ts / workers.ts / main.ts, tests and bench alike); tests and
+ *                     bench may also import D's test entry src/domains/D/testing.ts
+ *   store-export      an index.ts or testing.ts re-exports a value (a function) of a store file:
+ *                     stores are private
+ *   unused-export     an index.ts exports a name that no other domain and no top-level file (src/)
+ *                     imports: the public entry is what production uses; what only tests need is
+ *                     exported by the domain's testing.ts (issue 33)
+ *   testing-import    production code (src/) imports a domain's testing.ts or a file under test/
+ *                     (helpers, test oracles)
  *   missing-index     a domain folder without index.ts
  *   unknown-domain    a domain missing from the layering of docs/contributing.md
  *   layering          a domain imports a domain of the same or a higher layer
@@ -101,7 +108,7 @@ const TABLE_OWNERS: Record<string, string> = {
 
 export type ViolationKind =
   | 'bypass' | 'store-export' | 'missing-index' | 'unknown-domain' | 'layering' | 'domain-cycle' | 'app-import'
-  | 'platform-import' | 'sql-outside-store' | 'foreign-table' | 'unowned-table' | 'sdk-import' | 'sql-function';
+  | 'platform-import' | 'sql-outside-store' | 'foreign-table' | 'unowned-table' | 'sdk-import' | 'sql-function' | 'unused-export' | 'testing-import';
 
 export interface Violation {
   kind: ViolationKind;
@@ -141,6 +148,43 @@ export function importsOf(text: string): ImportRef[] {
   for (const m of code.matchAll(BARE_IMPORT)) refs.push({ specifier: m[1], reexport: false, typeOnly: false });
   for (const m of code.matchAll(DYNAMIC_IMPORT)) refs.push({ specifier: m[1], reexport: false, typeOnly: false });
   return refs;
+}
+
+/** The names listed in `{ a, type B, c as d }`: the original (`c`) or the alias (`d`). */
+function listedNames(list: string, side: 'original' | 'alias'): string[] {
+  return list.split(',').map((s) => s.trim().replace(/^type\s+/, '')).filter(Boolean).map((s) => {
+    const m = /^(\w+)(?:\s+as\s+(\w+))?$/.exec(s);
+    return m ? (side === 'alias' ? (m[2] ?? m[1]) : m[1]) : s;
+  });
+}
+
+/** The names a module exports: `export { ... } [from]` lists (aliases) and exported declarations. */
+export function exportedNames(text: string): string[] {
+  const code = withoutComments(text);
+  const names: string[] = [];
+  for (const m of code.matchAll(/^[ \t]*export[ \t]+(?:type[ \t]+)?\{([^}]*)\}/gm)) names.push(...listedNames(m[1], 'alias'));
+  for (const m of code.matchAll(/^[ \t]*export[ \t]+(?:declare[ \t]+)?(?:async[ \t]+)?(?:const|let|function\*?|class|interface|type|enum)[ \t]+(\w+)/gm)) names.push(m[1]);
+  return names;
+}
+
+/**
+ * The names a file imports from each specifier (original names, not local aliases); `*` stands
+ * for every name (a namespace import, `export *`, or a dynamic import that is not destructured).
+ */
+export function importedNames(text: string): { specifier: string; names: string[] }[] {
+  const code = withoutComments(text);
+  const out: { specifier: string; names: string[] }[] = [];
+  for (const m of code.matchAll(STATIC_IMPORT)) {
+    const list = /\{([^}]*)\}/.exec(m[3]);
+    out.push({ specifier: m[4], names: m[3].includes('*') ? ['*'] : list ? listedNames(list[1], 'original') : ['default'] });
+  }
+  const destructured = new Set<number>();
+  for (const m of code.matchAll(/\{([^}]*)\}\s*=\s*await\s+import\(\s*['"]([^'"]+)['"]\s*\)/g)) {
+    out.push({ specifier: m[2], names: listedNames(m[1].replace(/:\s*\w+/g, ''), 'original') });
+    destructured.add(m.index! + m[0].indexOf('import('));
+  }
+  for (const m of code.matchAll(DYNAMIC_IMPORT)) if (!destructured.has(m.index!)) out.push({ specifier: m[1], names: ['*'] });
+  return out;
 }
 
 /** SQL statements as this codebase writes them: upper-case keywords. */
@@ -416,9 +460,23 @@ export function checkBoundaries(tree: SourceTree, layering: Map<string, number>,
     if (!layering.has(d)) add('unknown-domain', `src/domains/${d}/`, `domain ${d} is not in the layering of docs/contributing.md`);
   }
 
+  /** Per domain: the names its index.ts exports, and the names production files outside it import from there. */
+  const exported = new Map<string, string[]>();
+  const usedOutside = new Map<string, Set<string>>();
   for (const [file, text] of tree) {
     if (!file.endsWith('.ts')) continue;
     const fromDomain = domainOf(file);
+    const entry = /^src\/domains\/([^/]+)\/index\.ts$/.exec(file);
+    if (entry) exported.set(entry[1], exportedNames(text));
+    if (file.startsWith('src/')) {
+      for (const { specifier, names } of importedNames(text)) {
+        const target = resolve(file, specifier);
+        const m = target ? /^src\/domains\/([^/]+)\/index\.ts$/.exec(target) : null;
+        if (!m || m[1] === fromDomain) continue;
+        if (!usedOutside.has(m[1])) usedOutside.set(m[1], new Set());
+        for (const n of names) usedOutside.get(m[1])!.add(n);
+      }
+    }
     for (const ref of importsOf(text)) {
       const target = resolve(file, ref.specifier);
       // The SDK stays installable on its own: no server code; the shared contract only typebox and itself.
@@ -431,6 +489,9 @@ export function checkBoundaries(tree: SourceTree, layering: Map<string, number>,
         continue;
       }
       if (!target) continue;
+      if (file.startsWith('src/') && (target.startsWith('test/') || /^src\/domains\/[^/]+\/testing\.ts$/.test(target))) {
+        add('testing-import', file, `imports ${target}: test entries and test code are for tests only`);
+      }
       if (file.startsWith('src/') && !file.startsWith('src/cli/') && target.startsWith('sdk/') && !target.startsWith('sdk/contract/')) {
         add('sdk-import', file, `imports ${target}: the service shares only sdk/contract/ with the SDK`);
       }
@@ -438,13 +499,16 @@ export function checkBoundaries(tree: SourceTree, layering: Map<string, number>,
       if (fromDomain && (TOP_LEVEL.has(target) || target.startsWith('src/cli/'))) add('app-import', file, `imports ${target}`);
       if (isPlatform(file) && (toDomain || TOP_LEVEL.has(target))) add('platform-import', file, `imports ${target}`);
       if (toDomain && toDomain !== fromDomain) {
-        if (target !== `src/domains/${toDomain}/index.ts`) add('bypass', file, `imports ${target} instead of src/domains/${toDomain}/index.ts`);
+        const testEntry = !file.startsWith('src/') && target === `src/domains/${toDomain}/testing.ts`;
+        if (target !== `src/domains/${toDomain}/index.ts` && !testEntry) {
+          add('bypass', file, `imports ${target} instead of src/domains/${toDomain}/index.ts${file.startsWith('src/') ? '' : ' (or its testing.ts)'}`);
+        }
         if (fromDomain) {
           if (!edges.has(fromDomain)) edges.set(fromDomain, new Set());
           edges.get(fromDomain)!.add(toDomain);
         }
       }
-      if (fromDomain && toDomain === fromDomain && path.posix.basename(file) === 'index.ts' && ref.reexport && !ref.typeOnly && isStoreFile(target)) {
+      if (fromDomain && toDomain === fromDomain && ['index.ts', 'testing.ts'].includes(path.posix.basename(file)) && ref.reexport && !ref.typeOnly && isStoreFile(target)) {
         add('store-export', file, `re-exports values of ${target}: stores are private (export their types only)`);
       }
     }
@@ -465,6 +529,14 @@ export function checkBoundaries(tree: SourceTree, layering: Map<string, number>,
   }
 
   checkSqlFunctions(tree, layering, tableOwners, foreignTableGrants, add);
+  for (const [d, names] of exported) {
+    const used = usedOutside.get(d) ?? new Set<string>();
+    if (used.has('*')) continue;
+    const unused = names.filter((n) => !used.has(n));
+    if (unused.length > 0) {
+      add('unused-export', `src/domains/${d}/index.ts`, `exports ${unused.join(', ')}, which no other domain and no top-level file imports (tests: src/domains/${d}/testing.ts)`);
+    }
+  }
 
   for (const [table, file] of createdTables(tree)) {
     if (!(table in tableOwners)) add('unowned-table', file, `table ${table} has no owner in TABLE_OWNERS (test/architecture-boundaries.test.ts)`);
@@ -566,7 +638,7 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
         '}',
       ].join('\n')],
       ['src/domains/gamma/index.ts', "export { b } from '../beta/index.ts';\n"],
-      ['src/domains/gamma/service.ts', "import { CliFailure } from '../../cli/admin.ts';\n"],
+      ['src/domains/gamma/service.ts', "import { CliFailure } from '../../cli/admin.ts';\nimport { helper } from '../alpha/testing.ts';\nimport { model } from '../../../test/oracles/alpha.ts';\n"],
       ['src/domains/delta/service.ts', 'export const d = 4;\n'],
       ['src/platform/http/router.ts', "import type { X } from '../../domains/alpha/index.ts';\n"],
       ['src/app.ts', "import { b } from './domains/beta/service.ts';\n"],
@@ -589,7 +661,7 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
     const kinds = new Set(found.map((v) => v.kind));
     const expected: ViolationKind[] = [
       'bypass', 'store-export', 'missing-index', 'unknown-domain', 'layering', 'domain-cycle', 'app-import', 'platform-import',
-      'sql-outside-store', 'foreign-table', 'unowned-table', 'sdk-import', 'sql-function',
+      'sql-outside-store', 'foreign-table', 'unowned-table', 'sdk-import', 'sql-function', 'unused-export', 'testing-import',
     ];
     for (const kind of expected) assert.ok(kinds.has(kind), `reports ${kind}:\n${report(found)}`);
     const sqlFinding = (file: string, detail: RegExp) => found.some((v) => v.file === file && detail.test(v.detail));
@@ -608,6 +680,9 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
     assert.ok(found.some((v) => v.kind === 'bypass' && v.file === 'test/beta.test.ts'), 'a test reaching into a domain is a bypass too');
     assert.ok(found.some((v) => v.kind === 'bypass' && v.file === 'src/app.ts'), 'the top level reaching into a domain is a bypass');
     assert.ok(found.some((v) => v.kind === 'app-import' && v.file === 'src/domains/gamma/service.ts'), 'a domain importing the command line');
+    assert.ok(found.some((v) => v.kind === 'bypass' && v.file === 'src/domains/gamma/service.ts' && v.detail.includes('alpha/testing.ts')), 'production may not use a test entry');
+    assert.equal(found.filter((v) => v.kind === 'testing-import' && v.file === 'src/domains/gamma/service.ts').length, 2, 'a test entry and a test oracle in production');
+    assert.ok(found.some((v) => v.kind === 'unused-export' && v.file === 'src/domains/alpha/index.ts' && /exports a, insertA,/.test(v.detail)), 'names nothing outside imports');
     for (const file of ['sdk/resources/alpha.ts', 'sdk/contract/alpha.ts', 'src/domains/alpha/routes.ts']) {
       assert.ok(found.some((v) => v.kind === 'sdk-import' && v.file === file), `the SDK stays apart: ${file}`);
     }
@@ -620,7 +695,9 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
       ['src/domains/alpha/service.ts', "import { insertA } from './store.ts';\nexport const a = insertA;\n"],
       ['src/domains/alpha/store.ts', "export interface Row { id: string }\nexport async function insertA(q) { await q.query(`INSERT INTO alpha_things (id) VALUES ($1)`, []); }\n"],
       ['src/domains/beta/index.ts', "export { b } from './service.ts';\n"],
-      ['src/domains/beta/service.ts', "import { a } from '../alpha/index.ts';\nimport type { AppContext } from '../../platform/context.ts';\nexport const b = a;\n"],
+      ['src/domains/beta/service.ts', "import { a, type Row } from '../alpha/index.ts';\nimport type { AppContext } from '../../platform/context.ts';\nexport const b = a;\n"],
+      ['src/domains/alpha/testing.ts', "export { helper } from './service.ts';\n"],
+      ['test/alpha.test.ts', "import { helper } from '../src/domains/alpha/testing.ts';\nimport { a } from '../src/domains/alpha/index.ts';\n"],
       ['src/app.ts', "import { b } from './domains/beta/index.ts';\n"],
       ['src/cli/admin.ts', "import { AdminClient } from '../../sdk/index.ts';\n"],
       ['sdk/contract/alpha.ts', "import { Type } from 'typebox';\nimport type { LosslessNumber } from 'lossless-json';\nimport { Money } from './wire.ts';\n"],
@@ -635,6 +712,13 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
       ['src/migrate.ts', "export const DATABASE_FUNCTIONS: readonly string[] = [\n  'alpha/sql/alpha_fn.sql',\n  'beta/sql/beta_fn.sql',\n];\n"],
     ]);
     assert.deepEqual(checkBoundaries(good, layers, { alpha_things: 'alpha', beta_things: 'beta' }, [{ fn: 'beta_fn', use: 'reads', table: 'alpha_things' }]), []);
+  });
+
+  it('the name parsers see aliases, type-only names, declarations and destructured dynamic imports', () => {
+    assert.deepEqual(exportedNames("export { a, type B, c as d } from './x.ts';\nexport type {\n  E,\n} from './y.ts';\nexport const f = 1;\n// export { no } from './z.ts';"),
+      ['a', 'B', 'd', 'E', 'f']);
+    assert.deepEqual(importedNames("import { a, type B, c as d } from './x.ts';\nimport * as ns from './n.ts';\nconst { e, f: g } = await import('./y.ts');\nconst m = await import('./m.ts');"),
+      [{ specifier: './x.ts', names: ['a', 'B', 'c'] }, { specifier: './n.ts', names: ['*'] }, { specifier: './y.ts', names: ['e', 'f'] }, { specifier: './m.ts', names: ['*'] }]);
   });
 
   it('the import parser sees multi-line, type-only, re-export and dynamic imports, and ignores comments and strings', () => {

@@ -15,9 +15,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { rsaDecryptSegmented, rsaEncryptSegmented, type AuthorizationRequest, type CardTransaction, type SignedHttpClient } from '../sdk/index.ts';
-import {
-  AuthUrlForwarder, recoverDecisions, ServiceKeys, DECISION_GRACE_MS, type PartnerDecisionStage, type PartnerExchange,
-} from '../src/domains/authorization/index.ts';
+import { AuthUrlForwarder, ServiceKeys, type PartnerDecisionStage } from '../src/domains/authorization/index.ts';
+import { recoverDecisions, DECISION_GRACE_MS, type PartnerExchange } from '../src/domains/authorization/testing.ts';
 import type { Db, Queryable } from '../src/platform/db/db.ts';
 import { scrape } from './helpers/metrics.ts';
 import { closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
@@ -361,7 +360,7 @@ describe('issue 26: a forwarded authorization always ends in one recorded decisi
       ['the claim on the awaited decision', /DELETE FROM auth_decisions/],
       ['the forwarding record insert', /INSERT INTO auth_forwardings/],
       ['the hold release posting', /ledger_post\(/],
-      ['the usage given back', /UPDATE velocity_usage/],
+      ['the usage given back', /velocity_usage_give_back\(/],
       ['the DECLINED record', /UPDATE card_transactions SET status/],
       ['the CARD_TRANSACTION event', /card_transaction_event\(/],
     ];

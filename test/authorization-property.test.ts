@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { CardServiceError, decimal, decimalText, type Card, type CardServiceClient, type CardTransaction } from '../sdk/index.ts';
-import { expireHolds } from '../src/domains/authorization/index.ts';
+import { expireHolds } from '../src/domains/authorization/testing.ts';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { fundedCard, purchase } from './helpers/authorization.ts';
 import { cardWorld, issueCard, ref } from './helpers/cards.ts';

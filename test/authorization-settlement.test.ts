@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CardServiceError, decimal, SignedHttpClient, type CardTransaction } from '../sdk/index.ts';
-import { expireHolds, HOLD_EXPIRY_MS } from '../src/domains/authorization/index.ts';
+import { expireHolds, HOLD_EXPIRY_MS } from '../src/domains/authorization/testing.ts';
 import { closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
 import { fundedCard, fundsOf, networkClient, purchase, text, usageOf } from './helpers/authorization.ts';
 import { outboxEvents, ref } from './helpers/cards.ts';

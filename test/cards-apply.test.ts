@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { admin, approvedEmployee, expectCode, newCompany, newEmployee } from './helpers/companies.ts';
 import { applyAndProcess, cardWorld, footprint, issueCard, outboxEvents, ref, runJobs, type CardWorld } from './helpers/cards.ts';
-import { CARD_APPLY_LEASE_MS, leaseCardApplications, processCardApplications } from '../src/domains/cards/index.ts';
+import { CARD_APPLY_LEASE_MS, leaseCardApplications, processCardApplications } from '../src/domains/cards/testing.ts';
 import { decimal, type ApplyCardParams, type CardServiceClient } from '../sdk/index.ts';
 
 /**

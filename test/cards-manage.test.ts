@@ -408,7 +408,7 @@ describe('cards after issuance', () => {
         const card = await other.client.cards.apply({
           organizationId: w.org.organizationId, cardApplyRef: ref(), cardProfileId: 'sbx-visa-shared', subjectType: 'CUSTOMER', subjectId: w.employee.customerId,
         });
-        const { processCardApplications } = await import('../src/domains/cards/index.ts');
+        const { processCardApplications } = await import('../src/domains/cards/testing.ts');
         await processCardApplications(second.ctx);
         const done = await other.client.cards.queryApply(card.cardApplyId);
         assert.equal(done.status, 'SUCCESS');

@@ -5,7 +5,9 @@ import { closeTestDatabase, startService, testDatabase, type TestService } from 
 import { attemptsOf, eventState, recordTestEvent, WebhookReceiver } from './helpers/webhook-receiver.ts';
 import { toWire } from '../src/platform/money.ts'; // the service's own amounts, as its producers record them
 import { startWorkers } from '../src/workers.ts';
-import { deliverDueEvents, FIRST_RETRY_DELAY_MS, RETRY_JITTER_RATIO, webhookBody, webhookHeaders } from '../src/domains/events/index.ts';
+import {
+  deliverDueEvents, FIRST_RETRY_DELAY_MS, RETRY_JITTER_RATIO, webhookBody, webhookHeaders,
+} from '../src/domains/events/testing.ts';
 import { decimal, decimalText, verifyWebhook, WebhookVerificationError, type CardServiceClient, type CreatedPartner } from '../sdk/index.ts';
 
 /** Small so the slow-receiver test need not wait 5 s; the receiver's delay is well beyond it. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { expectCode } from './helpers/expect-code.ts';
 import { eventState, recordTestEvent, WebhookReceiver } from './helpers/webhook-receiver.ts';
-import { deliverDueEvents } from '../src/domains/events/index.ts';
+import { deliverDueEvents } from '../src/domains/events/testing.ts';
 import { toWire } from '../src/platform/money.ts'; // the service's own amounts, as its producers record them
 import { decimal, decimalText, type CardServiceClient, type CreatedPartner } from '../sdk/index.ts';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { WebhookReceiver } from './helpers/webhook-receiver.ts';
 import { newCompany, newEmployee } from './helpers/companies.ts';
-import { deliverDueEvents } from '../src/domains/events/index.ts';
+import { deliverDueEvents } from '../src/domains/events/testing.ts';
 import type { CardServiceClient } from '../sdk/index.ts';
 
 /**

@@ -5,7 +5,7 @@ import { attemptsOf, downUrl, eventState, recordTestEvent, WebhookReceiver } fro
 import {
   deliverDueEvents, deliverLeased, FIRST_RETRY_DELAY_MS, leaseDueEvents, leaseDurationMs, MAX_RETRY_DELAY_MS,
   RETRY_BACKOFF_FACTOR, RETRY_JITTER_RATIO, RETRY_WINDOW_MS,
-} from '../src/domains/events/index.ts';
+} from '../src/domains/events/testing.ts';
 import type { CardServiceClient, CreatedPartner } from '../sdk/index.ts';
 import { recordEvent } from '../src/domains/events/index.ts';
 

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { attemptsOf, eventState, recordTestEvent, WebhookReceiver } from './helpers/webhook-receiver.ts';
-import { deliverDueEvents } from '../src/domains/events/index.ts';
+import { deliverDueEvents } from '../src/domains/events/testing.ts';
 import { isForbiddenAddress } from '../src/platform/http/ssrf.ts';
 import { CardServiceError } from '../sdk/index.ts';
 

@@ -3,8 +3,10 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { downUrl, WebhookReceiver } from './helpers/webhook-receiver.ts';
-import { deliverDueEvents } from '../src/domains/events/index.ts';
-import { CardServiceError, verifyWebhook, WebhookVerificationError, type CardServiceClient, type CreatedPartner } from '../sdk/index.ts';
+import { deliverDueEvents } from '../src/domains/events/testing.ts';
+import {
+  CardServiceError, verifyWebhook, WebhookVerificationError, type CardServiceClient, type CreatedPartner,
+} from '../sdk/index.ts';
 
 /**
  * Issue 14, item 5: a test webhook on demand (and its attempt), and a webhook signing secret

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { admin, decimal, eventsOf, expectCode, money, newCompany, uniqueRef } from './helpers/companies.ts';
 import type { CardServiceClient } from '../sdk/index.ts';
-import { scanLowBalances } from '../src/domains/funding/index.ts';
+import { scanLowBalances } from '../src/domains/funding/testing.ts';
 import { getOrCreateAccount, post } from '../src/domains/ledger/index.ts';
 import { amount } from '../src/platform/money.ts';
 

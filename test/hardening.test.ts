@@ -6,7 +6,7 @@ import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from '
 import { rawRequest } from './helpers/raw-http.ts';
 import { missingTool } from './helpers/tools.ts';
 import { callbackUrlViolation, guardedLookup, isForbiddenAddress } from '../src/platform/http/ssrf.ts';
-import { postWebhook } from '../src/domains/events/index.ts';
+import { postWebhook } from '../src/domains/events/testing.ts';
 import { CardServiceError } from '../sdk/index.ts';
 
 /** Hostile traffic (issue 13): each numbered item of the attack report, against the real listening server. */

@@ -6,8 +6,16 @@ import type { CardServiceClient } from '../sdk/index.ts';
 import type { Queryable } from '../src/platform/db/db.ts';
 import { ApiError } from '../src/platform/errors.ts';
 import { amount, ZERO, type Amount } from '../src/platform/money.ts';
-import { getBalance, getOrCreateAccount, post, type Bucket, type LedgerAccount } from '../src/domains/ledger/index.ts';
+import { findAccountById, getOrCreateAccount, post } from '../src/domains/ledger/index.ts';
+import { type Bucket, type LedgerAccount } from '../src/domains/ledger/testing.ts';
 import { auditLedger } from '../src/domains/ledger/index.ts';
+
+/** An account's balance as the ledger keeps it. */
+async function balanceOf(q: Parameters<typeof findAccountById>[0], accountId: string) {
+  const account = await findAccountById(q, accountId);
+  assert.ok(account, `ledger account ${accountId} exists`);
+  return account;
+}
 
 describe('ledger: double entry, derived balances, database-enforced invariants (D29, D33)', () => {
   let svc: TestService;
@@ -97,7 +105,7 @@ describe('ledger: double entry, derived balances, database-enforced invariants (
       // Clearing for less than the hold: clear 25, release 5.
       await post(q, { partnerId, kind: 'CLEARING', reference: 'tx1', createTime: now(), entries: [entry(a.card, '-25.00', 'PENDING'), entry(a.network, '25.00')] });
       await post(q, { partnerId, kind: 'AUTHORIZATION_RELEASE', reference: 'tx1', createTime: now(), entries: [entry(a.card, '-5.00', 'PENDING'), entry(a.card, '5.00')] });
-      const b = await getBalance(q, a.card.accountId);
+      const b = await balanceOf(q, a.card.accountId);
       assert.deepEqual([b.available.toFixed(2), b.pending.toFixed(2), b.total.toFixed(2)], ['75.00', '0.00', '75.00']);
       // Money is conserved: over all of the partner's accounts of a currency, balances sum to zero.
       const sums = await q.query<{ total: string }>(
@@ -122,10 +130,10 @@ describe('ledger: double entry, derived balances, database-enforced invariants (
       // The transaction is still usable after the refusal: the exact balance moves.
       await post(q, { partnerId, kind: 'TRANSFER', createTime: now(), entries: [entry(ids.pool, '-10.00'), entry(ids.card, '10.00')] });
     });
-    assert.equal((await getBalance(svc.db, ids!.pool.accountId)).available.toFixed(2), '0.00');
+    assert.equal((await balanceOf(svc.db, ids!.pool.accountId)).available.toFixed(2), '0.00');
     // A fee the service cannot refuse may overdraw; the next credit repays it.
     await svc.db.tx((q) => post(q, { partnerId, kind: 'CARD_PRINTING_FEE', forced: true, createTime: now(), entries: [entry(ids.card, '-12.00'), entry(ids.fees, '12.00')] }));
-    const card = await getBalance(svc.db, ids!.card.accountId);
+    const card = await balanceOf(svc.db, ids!.card.accountId);
     assert.equal(card.available.toFixed(2), '-2.00');
     assert.equal(card.total.toFixed(2), '-2.00');
     const report = await auditLedger(svc.db, { partnerId });
@@ -187,12 +195,12 @@ describe('ledger: double entry, derived balances, database-enforced invariants (
     await expectDbRefusal((q) => q.query(`UPDATE ledger_postings SET kind = 'X' WHERE partner_id = $1`, [partnerId]), /append-only/);
 
     // A balanced posting through ledger_post is applied, entry by entry, with the balances after each.
-    const bankBefore = (await getBalance(svc.db, ids!.bank.accountId)).available;
+    const bankBefore = (await balanceOf(svc.db, ids!.bank.accountId)).available;
     const rows = await svc.db.tx((q) => ledgerPost(q, 'lp-test-direct', [[ids.pool.accountId, '2.00'], [ids.pool.accountId, '-0.50'], [ids.bank.accountId, '-1.50']]));
     assert.deepEqual(rows.map((r) => [r.account_id, String(r.available_after)]), [
       [ids!.pool.accountId, '7.00'], [ids!.pool.accountId, '6.50'], [ids!.bank.accountId, bankBefore.minus('1.50').toFixed(2)],
     ]);
-    assert.equal((await getBalance(svc.db, ids!.pool.accountId)).available.toFixed(2), '6.50');
+    assert.equal((await balanceOf(svc.db, ids!.pool.accountId)).available.toFixed(2), '6.50');
     const report = await auditLedger(svc.db, { partnerId });
     assert.equal(report.ok, true, JSON.stringify(report.findings));
   });

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { allRoutes } from '../src/app.ts';
 import { roleAllows, OPERATOR_ROLES } from '../src/platform/caller.ts';
 import { requiredRole } from '../src/platform/http/router.ts';
-import { appendAudit, LOCKOUT_FAILURES, totpCode, verifyAuditTrail } from '../src/domains/operators/index.ts';
+import { appendAudit, LOCKOUT_FAILURES, verifyAuditTrail } from '../src/domains/operators/testing.ts';
+import { totpCode } from './helpers/totp.ts';
 import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { consoleLogin, createOperatorViaApi, type ConsoleSession } from './helpers/console.ts';
 

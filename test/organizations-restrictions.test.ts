@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { admin, decimal, eventsOf, expectCode, newCompany, newEmployee } from './helpers/companies.ts';
 import type { CardServiceClient, RestrictionCode } from '../sdk/index.ts';
-import { checkCapability, type Capability, type SubjectState } from '../src/domains/organizations/index.ts';
+import { checkCapability, type Capability, type SubjectState } from '../src/domains/organizations/testing.ts';
 import { mergedStatus } from '../src/domains/organizations/index.ts';
 
 const ORG_RESTRICT = '/open-api-corp/organization/v1/update-restrictions';

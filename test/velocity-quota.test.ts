@@ -2,14 +2,15 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { dec, digits, expectCode, uniq } from './helpers/velocity-fixtures.ts';
-import { processCardApplications } from '../src/domains/cards/index.ts';
-import { bindRulesToCard, checkRulesForCard, recordUsage, releaseUsage, type UsageInput } from '../src/domains/velocity/index.ts';
+import { processCardApplications } from '../src/domains/cards/testing.ts';
+import { bindRulesToCard, checkRulesForCard } from '../src/domains/velocity/index.ts';
 import { ApiError } from '../src/platform/errors.ts';
 import type { CardServiceClient, CreateRuleParams, Quota, VelocityRule } from '../sdk/index.ts';
 
 /**
- * Bindings and query-quota end to end (2.10, 2.11, 4.7, D30-D32, D42, D45-D47). Usage is created
- * with recordUsage on the service's database, as the authorization engine will do.
+ * Bindings and query-quota end to end (2.10, 2.11, 4.7, D30-D32, D42, D45-D47). Usage comes from
+ * approved sandbox authorizations and reversals: the path production counts it on (card_authorize,
+ * velocity_usage_give_back; issue 33).
  */
 
 /** A fixed service time in the middle of a day, so period keys are known: 2026-05-17 is in Q2. */
@@ -58,8 +59,15 @@ describe('velocity bindings and quotas', () => {
   const bind = (rule: VelocityRule, subjectType: 'CARD' | 'CUSTOMER', subjectIds: string[]) =>
     client.velocity.bindRule({ organizationId: rule.organizationId, ruleId: rule.ruleId, subjectType, subjectIds });
 
-  const usage = (input: Omit<UsageInput, 'partnerId' | 'at' | 'control'> & { at?: Date; control?: UsageInput['control'] }) =>
-    svc.db.tx((q) => recordUsage(q, { control: 'PURCHASE', at: new Date(svc.clock.now()), ...input, partnerId: partnerIdOf(client) }));
+  /** An approved authorization on a card (funds are ample): it adds its amount and one count (D32). */
+  const spend = async (cardId: string, amount: string, options: { currency?: 'USD' | 'HKD'; channel?: 'POS' | 'ATM' } = {}) => {
+    const t = await client.sandbox.authorize({
+      cardId, amount: dec(amount), currency: options.currency ?? 'USD', merchantName: 'Quota Shop', mcc: '5814', merchantCountry: 'HK',
+      channel: options.channel ?? 'POS',
+    });
+    assert.equal(t.approved, true, `authorization approved, not ${t.declineReason} ${t.declineDetail}`);
+    return t;
+  };
 
   let partnerIds: Map<CardServiceClient, string>;
   const partnerIdOf = (c: CardServiceClient) => partnerIds.get(c)!;
@@ -85,6 +93,9 @@ describe('velocity bindings and quotas', () => {
       body: { profileName: 'USD only virtual', cardNetwork: 'VISA', cardForm: 'VIRTUAL', balanceMode: 'SHARED', settlementCurrencies: ['USD'], bin: '462265' },
     })).cardProfileId;
     usdOnlyCard = await issueCard({ organizationId: orgId, subjectType: 'CUSTOMER', subjectId: employeeId, cardProfileId: usdOnlyProfile });
+    for (const currency of ['USD', 'HKD'] as const) {
+      await client.sandbox.deposit({ subjectType: 'ORGANIZATION', subjectId: orgId, currency, amount: dec('100000.00') });
+    }
   });
   after(async () => {
     await svc.close();
@@ -297,7 +308,6 @@ describe('velocity bindings and quotas', () => {
     let quotaCard: string;
     let cardRule: VelocityRule;
     let employeeRule: VelocityRule;
-    const card = () => ({ cardId: quotaCard, subjectType: 'CUSTOMER' as const, subjectId: quotaEmployee });
     const quotaOf = (subjectType: 'CARD' | 'CUSTOMER', subjectId: string, currency?: 'USD' | 'HKD') =>
       client.velocity.queryQuota({ organizationId: orgId, subjectType, subjectId, currency });
     const usd = (q: Quota, group: 'purchase' | 'cashAdvance' = 'purchase') => q[group].amountLimits.find((l) => l.currency === 'USD')!;
@@ -343,8 +353,8 @@ describe('velocity bindings and quotas', () => {
       });
       await bind(cardRule, 'CARD', [quotaCard]);
       await bind(employeeRule, 'CUSTOMER', [quotaEmployee]);
-      await usage({ card: card(), currency: 'USD', amount: '120.50' });
-      await usage({ card: card(), currency: 'USD', amount: '120.50' });
+      await spend(quotaCard, '120.50');
+      await spend(quotaCard, '120.50');
 
       const raw = await client.http.raw('GET', '/open-api-corp/velocity/v1/query-quota', { query: { organizationId: orgId, subjectType: 'CARD', subjectId: quotaCard, currency: 'USD' } });
       assert.match(raw.text, /"utilizationRate":80\.33[,}]/, 'utilizationRate is a JSON number');
@@ -380,7 +390,11 @@ describe('velocity bindings and quotas', () => {
     });
 
     it('when usage exceeds a cap, then remaining is negative and utilization above 100', async () => {
-      await usage({ card: card(), currency: 'USD', amount: '100' });
+      // Spent while the employee rule (daily 300) was INACTIVE, so it was not refused.
+      const off = await client.velocity.changeRuleStatus({ organizationId: orgId, ruleId: employeeRule.ruleId, status: 'INACTIVE', ruleVersion: employeeRule.ruleVersion });
+      await spend(quotaCard, '100');
+      const on = await client.velocity.changeRuleStatus({ organizationId: orgId, ruleId: employeeRule.ruleId, status: 'ACTIVE', ruleVersion: off.ruleVersion });
+      employeeRule = { ...employeeRule, ruleVersion: on.ruleVersion };
       const u = usd(await quotaOf('CARD', quotaCard, 'USD'));
       assert.deepEqual([digits(u.daily.usedAmount), digits(u.daily.remainingAmount), digits(u.daily.utilizationRate)], ['341', '-41', '113.67']);
     });
@@ -412,7 +426,7 @@ describe('velocity bindings and quotas', () => {
 
     it('when a company card spends, then only the card counts, not the custodian (D45)', async () => {
       const before = await quotaOf('CUSTOMER', employeeId, 'USD');
-      await usage({ card: companyCard, currency: 'USD', amount: '75.25' });
+      await spend(companyCard.cardId, '75.25');
       const company = await quotaOf('CARD', companyCard.cardId, 'USD');
       assert.equal(digits(usd(company).daily.usedAmount), '75.25');
       assert.equal(company.purchase.countLimits.daily.usedCount, 1);
@@ -441,9 +455,9 @@ describe('velocity bindings and quotas', () => {
       await bind(cashCaps, 'CARD', [quotaCard]);
       let q = await quotaOf('CARD', quotaCard, 'USD');
       assert.deepEqual([q.cashAdvance.allowed, q.cashAdvance.sourceRuleId], [true, null]);
-      await bind(cashOff, 'CUSTOMER', [quotaEmployee]);
       const purchaseBefore = usd(q).daily.usedAmount;
-      await usage({ card: card(), currency: 'USD', amount: '40', control: 'CASH_ADVANCE' });
+      await spend(quotaCard, '40', { channel: 'ATM' });
+      await bind(cashOff, 'CUSTOMER', [quotaEmployee]);
       q = await quotaOf('CARD', quotaCard, 'USD');
       assert.deepEqual([q.cashAdvance.allowed, q.cashAdvance.sourceRuleId], [false, cashOff.ruleId]);
       const cash = usd(q, 'cashAdvance');
@@ -458,13 +472,12 @@ describe('velocity bindings and quotas', () => {
     it('when a reversal is released, then it leaves the periods of the original authorization', async () => {
       const employee = await approvedEmployee(orgId);
       const cardId = await issueCard({ organizationId: orgId, subjectType: 'CUSTOMER', subjectId: employee });
-      const c = { cardId, subjectType: 'CUSTOMER' as const, subjectId: employee };
-      const yesterday = new Date(svc.clock.now() - 24 * 3600_000);
-      await usage({ card: c, currency: 'HKD', amount: '100', at: yesterday });
-      await usage({ card: c, currency: 'HKD', amount: '50' });
+      const yesterdays = await spend(cardId, '100', { currency: 'HKD' });
+      svc.clock.advance(24 * 3600_000);
+      await spend(cardId, '50', { currency: 'HKD' });
       let q = await quotaOf('CARD', cardId, 'HKD');
       assert.deepEqual([digits(q.purchase.amountLimits[0].daily.usedAmount), digits(q.purchase.amountLimits[0].monthly.usedAmount)], ['50', '150']);
-      await svc.db.tx((tx) => releaseUsage(tx, { partnerId: partnerIdOf(client), card: c, control: 'PURCHASE', currency: 'HKD', amount: '100', at: yesterday }));
+      await client.sandbox.reverse({ transId: yesterdays.transId, amount: dec('100') });
       q = await quotaOf('CARD', cardId, 'HKD');
       assert.deepEqual([digits(q.purchase.amountLimits[0].daily.usedAmount), digits(q.purchase.amountLimits[0].monthly.usedAmount)], ['50', '50']);
       assert.deepEqual([q.purchase.countLimits.daily.usedCount, q.purchase.countLimits.monthly.usedCount], [1, 1]);
@@ -475,8 +488,7 @@ describe('velocity bindings and quotas', () => {
     it('when many authorizations record usage at once, then no increment is lost', async () => {
       const employee = await approvedEmployee(orgId);
       const cardId = await issueCard({ organizationId: orgId, subjectType: 'CUSTOMER', subjectId: employee });
-      const c = { cardId, subjectType: 'CUSTOMER' as const, subjectId: employee };
-      await Promise.all(Array.from({ length: 40 }, (_, i) => usage({ card: c, currency: 'USD', amount: `${i + 1}.01` })));
+      await Promise.all(Array.from({ length: 40 }, (_, i) => spend(cardId, `${i + 1}.01`)));
       const q = await quotaOf('CARD', cardId, 'USD');
       // sum(1..40) + 40 * 0.01 = 820.40
       assert.equal(digits(q.purchase.amountLimits[0].yearly.usedAmount), '820.4');

@@ -41,10 +41,6 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promis
   return handle;
 }
 
-export function tracingEnabled(): boolean {
-  return api !== null;
-}
-
 /** What a business step may note on its span: outcomes and codes, never card data or amounts. */
 export interface SpanNotes {
   setAttribute(key: string, value: string | number | boolean): void;

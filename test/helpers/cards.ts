@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { ApplyCardParams, Card, CardApplication, CardServiceClient, CreatedPartner, Customer, Organization } from '../../sdk/index.ts';
-import { processCardApplications } from '../../src/domains/cards/index.ts';
-import { revealCardSecretOf } from '../../src/domains/cards/index.ts';
+import type {
+  ApplyCardParams, Card, CardApplication, CardServiceClient, CreatedPartner, Customer, Organization,
+} from '../../sdk/index.ts';
+import { processCardApplications } from '../../src/domains/cards/testing.ts';
+import { revealCardSecretOf } from '../../src/domains/cards/testing.ts';
 import { approvedEmployee, newCompany } from './companies.ts';
 import type { TestService } from './service.ts';
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { totpCode } from '../../src/domains/operators/index.ts';
+import { totpCode } from './totp.ts';
 import { ADMIN_TOKEN, type TestService } from './service.ts';
 
 /** An operator's console session: its cookie and its CSRF token (issue 29). */

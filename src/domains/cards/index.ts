@@ -5,32 +5,18 @@
  */
 export { cardRoutes } from './routes.ts';
 export {
-  applyForCard, applyView, blockCard, cancelCard, cancelCardInTx, cancelCardsOfCustomer, cancelCardsOfOrganization,
-  cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardLookup, cardOrderDetail, cardView,
-  checkApplication, checkCurrencyList, dedicatedCards, depositAccountsOf, depositToCard, findCardById, findPartnerCard, listCardsOf, openVirtualAccounts,
-  queryApply, queryCard, retrieveSecureCard, revealCardSecretOf, transferFunds, unblockCard, CARD_CURRENCIES, CARDHOLDER_NAME_MAX,
-  DEPOSIT_BANK, type ApplyInput, type CheckedApplication, type TransferInput,
+  blockCard, cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardLookup, cardView, dedicatedCards,
+  depositToCard, findCardById, unblockCard,
 } from './service.ts';
+export { cardApplicationJob } from './jobs.ts';
+export { ensureCardsReady, listProfilesForPartner } from './profiles.ts';
 export {
-  cardApplicationJob, leaseCardApplications, processCardApplications, CARD_APPLY_BATCH, CARD_APPLY_LEASE_MS, CARD_APPLY_MAX_ATTEMPTS,
-  CARD_APPLY_POLL_INTERVAL_MS, PROCESSING_FAILED, SCREENING_REJECTED, type JobLogger, type ProcessResult,
-} from './jobs.ts';
-export {
-  createCardProfile, ensureCardsReady, listProfilesForOperator, listProfilesForPartner, updateCardProfileSettings, DEFAULT_VALIDITY_MONTHS,
-  SANDBOX_PROFILES, type CardDeps, type CreateProfileInput,
-} from './profiles.ts';
-export {
-  cardProfileOf, changeConsumerCardStatus, consumerCardView, consumerProfile, findConsumerCard, findSpendCard, issueConsumerCard, listConsumerCards,
-  type SpendCard,
+  cardProfileOf, changeConsumerCardStatus, consumerCardView, consumerProfile, findConsumerCard, findSpendCard, issueConsumerCard,
+  listConsumerCards, type SpendCard,
 } from './consumer.ts';
 export {
-  activatePhysical, cancelUpgrade, openUpgradesOf, reportBureauStatus, requestUpgrade, upgradeDetail, useConsumerUpgradeFees, CARD_FEE_OWNER,
-  type CardScope, type FeeLine, type UpgradeCardRow, type UpgradeFeeBook, type UpgradeView,
+  activatePhysical, cancelUpgrade, openUpgradesOf, reportBureauStatus, requestUpgrade, upgradeDetail, useConsumerUpgradeFees,
+  CARD_FEE_OWNER, type FeeLine, type UpgradeCardRow, type UpgradeFeeBook,
 } from './upgrades.ts';
-export { cardKeyInventory, reencryptCardData, rotatePanDataKey } from './keys.ts';
-export type { CardSecret } from './card-data.ts';
-export type {
-  ApplyStatus, BalanceMode, Card, CardApplication, ConsumerCard, CardForm, CardNetwork, CardProfile, CardStatus, CardSubjectType, CardTransfer,
-  DepositAccount,
-} from './store.ts';
-export { cardApplicationBacklog, findCardsByLast4, type CardHit } from './operator-views.ts';
+export type { ConsumerCard, CardStatus } from './store.ts';
+export { cardApplicationBacklog, findCardsByLast4 } from './operator-views.ts';

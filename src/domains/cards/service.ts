@@ -204,11 +204,6 @@ export async function findCardById(q: Queryable, cardId: string): Promise<Card |
   return findCardRowById(q, cardId);
 }
 
-/** The partner's card in any state, or null (another partner's id is null, like a missing one). */
-export async function findPartnerCard(q: Queryable, partnerId: string, cardId: string): Promise<Card | null> {
-  return findCard(q, partnerId, cardId);
-}
-
 /** What velocity needs of a card (its port, wired in src/app.ts). */
 export const cardLookup: CardLookup = {
   async cardFacts(q, partnerId, cardId) {

@@ -3,4 +3,4 @@
  * behind named operator accounts (the operators domain). Reads every domain through its public
  * entry; its changes go through the same domain functions as the API's.
  */
-export { registerConsole, CONSOLE_CSP, type ConsoleDeps } from './plugin.ts';
+export { registerConsole } from './plugin.ts';

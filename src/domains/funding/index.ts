@@ -4,13 +4,5 @@
  * level import only from here.
  */
 export { fundingRoutes } from './routes.ts';
-export {
-  corporateWire, depositToPool, fundBalance, lowBalanceThresholdOf, poolAccountOf, queryBalanceAlerts, setBalanceAlerts, statement,
-  CORPORATE_AMOUNT_RULES, DEPOSIT_SOURCE_OWNER, THRESHOLD_RULES,
-  type BalanceAlertInput, type DedicatedCards, type FundingDeps, type FundingRouteDeps, type PoolDeposit, type StatementQuery,
-} from './service.ts';
-export {
-  lowBalanceJob, mailLowBalanceAlert, scanLowBalances, LOW_BALANCE_BATCH_SIZE, LOW_BALANCE_LEASE_MS, LOW_BALANCE_MAX_ATTEMPTS, LOW_BALANCE_POLL_INTERVAL_MS,
-  LOW_BALANCE_SCAN_INTERVAL_MS, type LowBalanceDeps, type ScanResult,
-} from './low-balance.ts';
-export type { AlertConfig, AlertSetting, LeasedAlertSetting } from './store.ts';
+export { corporateWire, depositToPool, fundBalance, statement } from './service.ts';
+export { lowBalanceJob, mailLowBalanceAlert } from './low-balance.ts';

@@ -6,7 +6,7 @@ import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
 import { pageOf, type Paging } from '../../platform/http/schema.ts';
 import { CORPORATE_SCALE, fromDb, parseAmount, toDb, type Amount } from '../../platform/money.ts';
-import { findAccount, getOrCreateAccount, listAccountsOfOrganization, listAccountsOfOwner, listMovements, post, type LedgerAccount } from '../ledger/index.ts';
+import { findAccount, getOrCreateAccount, listAccountsOfOrganization, listAccountsOfOwner, listMovements, post } from '../ledger/index.ts';
 import { assertCapability, findOrganization, findOrganizationShared } from '../organizations/index.ts';
 import { readAlertConfig, replaceAlertConfig } from './store.ts';
 
@@ -208,16 +208,4 @@ export async function depositToPool(q: Queryable, d: PoolDeposit) {
   });
   const balance = posting.balances.get(pool.accountId)!;
   return { postingId: posting.postingId, balance };
-}
-
-/** The company's funding pool in a currency (a ledger account), or null when it has none. */
-export async function poolAccountOf(q: Queryable, partnerId: string, organizationId: string, currency: string): Promise<LedgerAccount | null> {
-  return findAccount(q, { partnerId, ownerType: 'ORGANIZATION_POOL', ownerId: organizationId, currency });
-}
-
-/** 2.12: the low-balance threshold configured for the company's pool in a currency, or null when none is set. */
-export async function lowBalanceThresholdOf(q: Queryable, organizationId: string, currency: string): Promise<Amount | null> {
-  const config = await readAlertConfig(q, organizationId);
-  const setting = config.settings.find((s) => s.currency === currency);
-  return setting ? fromDb(setting.threshold) : null;
 }

@@ -4,10 +4,8 @@
  * notes at the top of ledger.ts.
  */
 export {
-  availableReachedSince, findAccount, findAccountById, getBalance, getBalances, getOrCreateAccount, listAccountsOfOrganization,
-  listAccountsOfOwner, listMovements, lockAccounts, post, MAX_ENTRIES_PER_POSTING,
-  type AccountKey, type AccountRow, type Balance, type Bucket, type EntryInput, type LedgerAccount, type MovementFilter,
-  type MovementRow, type OwnerType, type PostedEntry, type PostingInput, type PostingResult,
+  availableReachedSince, findAccount, findAccountById, getOrCreateAccount, listAccountsOfOrganization, listAccountsOfOwner,
+  listMovements, lockAccounts, post, type Balance, type EntryInput,
 } from './ledger.ts';
-export { auditLedger, auditLedgerWhenDue, lastLedgerAudit, observeLedgerAudit, type AuditFinding, type AuditReport } from './audit.ts';
+export { auditLedger, auditLedgerWhenDue, lastLedgerAudit, observeLedgerAudit } from './audit.ts';
 export { ledgerAdminRoutes } from './routes.ts';

@@ -50,7 +50,7 @@ import {
   type MovementRow,
 } from './postings-store.ts';
 import {
-  findAccountRow, findAccountRowById, findAccountRowsByIds, insertAccountIfAbsent, listAccountRowsOfOrganization,
+  findAccountRow, findAccountRowById, insertAccountIfAbsent, listAccountRowsOfOrganization,
   listAccountRowsOfOwner, lockAccountRows, type AccountRow, type Bucket, type OwnerType,
 } from './store.ts';
 
@@ -171,21 +171,6 @@ export async function lockAccounts(q: Queryable, accountIds: string[]): Promise<
   const rows = await lockAccountRows(q, ids);
   invariant(rows.length === ids.length, `lockAccounts: every account exists (${ids.join(',')})`);
   return new Map(rows.map((r) => [r.accountId, toAccount(r)]));
-}
-
-export async function getBalance(q: Queryable, accountId: string): Promise<Balance> {
-  const account = await findAccountById(q, accountId);
-  invariant(account, `ledger account ${accountId} exists`);
-  return { available: account.available, pending: account.pending, total: account.total };
-}
-
-export async function getBalances(q: Queryable, accountIds: string[]): Promise<Map<string, Balance>> {
-  if (accountIds.length === 0) return new Map();
-  const rows = await findAccountRowsByIds(q, accountIds);
-  return new Map(rows.map((r) => {
-    const a = toAccount(r);
-    return [a.accountId, { available: a.available, pending: a.pending, total: a.total }];
-  }));
 }
 
 /**

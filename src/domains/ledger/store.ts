@@ -55,10 +55,6 @@ export async function findAccountRowById(q: Queryable, accountId: string): Promi
   return rows[0] ?? null;
 }
 
-export async function findAccountRowsByIds(q: Queryable, accountIds: string[]): Promise<AccountRow[]> {
-  return q.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE account_id = ANY($1::text[])`, [accountIds]);
-}
-
 export async function listAccountRowsOfOwner(q: Queryable, partnerId: string, ownerType: OwnerType, ownerId: string): Promise<AccountRow[]> {
   return q.query<AccountRow>(
     `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE partner_id = $1 AND owner_type = $2 AND owner_id = $3

@@ -49,11 +49,6 @@ export function totpUri(secretBase32: string, name: string): string {
   return totpOf(secretBase32, name).toString();
 }
 
-/** The code for a moment (tests and the first login's instructions use it). */
-export function totpCode(secretBase32: string, nowMs: number): string {
-  return totpOf(secretBase32, 'x').generate({ timestamp: nowMs });
-}
-
 /** The time step a code belongs to (now's step, or one either side), or null when it is wrong. */
 export function totpStepOf(secretBase32: string, code: string, nowMs: number): number | null {
   if (!/^[0-9]{6}$/.test(code)) return null;

@@ -5,8 +5,6 @@
 export { operatorRoutes } from './routes.ts';
 export { OperatorGate } from './gate.ts';
 export {
-  createOperator, csrfMatches, listOperators, login, logout, updateOperator, IDLE_TIMEOUT_MS, LOCKOUT_FAILURES, type LoginOutcome, type OperatorCredentials, type OperatorSession, type OperatorView,
+  createOperator, csrfMatches, listOperators, login, logout, updateOperator, IDLE_TIMEOUT_MS, type OperatorSession,
 } from './service.ts';
-export { appendAudit, listAudit, redact, verifyAuditTrail, type AuditInput, type AuditView, type ChainReport } from './audit.ts';
-export { totpCode, totpUri } from './credentials.ts';
-export type { OperatorRow } from './store.ts';
+export { listAudit, redact } from './audit.ts';

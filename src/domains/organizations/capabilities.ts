@@ -117,8 +117,3 @@ export async function assertCapability(q: Queryable, subject: SubjectRef, capabi
   const decision = await capabilityDecision(q, subject, capability);
   if (!decision.allowed) throw capabilityError(decision);
 }
-
-/** Checks several subjects in order (company first, then employee) and throws on the first refusal. */
-export async function assertCapabilities(q: Queryable, subjects: SubjectRef[], capability: Capability): Promise<void> {
-  for (const subject of subjects) await assertCapability(q, subject, capability);
-}

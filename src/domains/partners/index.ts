@@ -4,10 +4,8 @@
  * and the top level import only from here.
  */
 export { partnerRoutes } from './routes.ts';
-export { newReplayGuard, PartnerAuthenticator, PartnerCache, type ReplayGuard, partnerSecretContext, revealPartnerSecret, type SignedRequest } from './authenticate.ts';
+export { newReplayGuard, PartnerAuthenticator, PartnerCache, type ReplayGuard, revealPartnerSecret } from './authenticate.ts';
 export {
-  createCredentialLink, createPartner, extractCredentials, partnerExists, partnersByIds, partnerView, sweepReplayStore, updatePartner,
-  SECRET_EXTRACT_PATH, type PartnerDeps, type PartnerInput,
-  revealWebhookSecret, rotateWebhookSecret, webhookSecretStatus, webhookSecretsOf, WEBHOOK_SECRET_DEFAULT_OVERLAP_S, WEBHOOK_SECRET_MAX_OVERLAP_S,
+  partnerExists, partnersByIds, partnerView, sweepReplayStore, revealWebhookSecret, rotateWebhookSecret, webhookSecretStatus,
+  webhookSecretsOf, WEBHOOK_SECRET_DEFAULT_OVERLAP_S,
 } from './service.ts';
-export type { IpWhitelist, Partner, SecureCardIvMode } from './store.ts';

@@ -230,8 +230,7 @@ export async function sweepReplayStore(q: Queryable, timestampMs: number): Promi
 
 // ---- webhook signing secrets (issue 14) ----
 
-/** Longest overlap of a rotation: the previous secret stays valid at most this long. */
-export const WEBHOOK_SECRET_MAX_OVERLAP_S = 7 * 86_400;
+/** Overlap of a rotation when none is asked for (the contract bounds it: at most 7 days). */
 export const WEBHOOK_SECRET_DEFAULT_OVERLAP_S = 86_400;
 
 function webhookSecretContext(partnerId: string): string {

@@ -3,24 +3,12 @@
  * public entry of the domain: other domains and the top level import only from here.
  *
  * For the cards domain: checkRulesForCard, bindRulesToCard (D44). For the authorization engine
- * (D31, D32): appliedRulesForCard + mergeFilters / filterAllows for the filters, periodKeys for the
- * UTC periods, recordUsage / releaseUsage for the counters. Velocity reaches cards (a higher layer)
- * only through the CardLookup port passed in with VelocityDeps at wiring time.
+ * (D31, D32): periodKeys for the UTC periods and releaseUsage to give usage back; the decision and
+ * the increment are card_velocity_refusal / card_authorize in the database (docs/contributing.md).
+ * Velocity reaches cards (a higher layer) only through the CardLookup port, passed in at wiring
+ * time.
  */
 export { velocityRoutes } from './routes.ts';
-export {
-  appliedRulesForCard, bindRule, bindRulesToCard, changeRuleStatus, checkRulesForCard, createRule, listBindings, listRules,
-  listSubjectRules, queryQuota, queryRule, recordUsage, releaseUsage, unbindRule, updateRule, RULE_IDS_PER_CARD_MAX,
-  type BindInput, type CheckRulesInput, type CreateRuleInput, type UpdateRuleInput, type UsageInput, type VelocityDeps,
-} from './service.ts';
-export { filterAllows, mergeFilters, mergeQuota, relevantCurrencies, UsageBook, utilizationRate } from './merge.ts';
-export type { AppliedRule, EffectiveFilter, QuotaInput, UsageRow } from './merge.ts';
-export { periodKeys, PERIOD_COLUMN } from './periods.ts';
-export {
-  amountLimitCurrencies, controlsFromWire, ruleSummaryView, ruleView, AMOUNT_RULES, BINDABLE_SUBJECT_TYPES, CONTROL_GROUPS,
-  CORPORATE_CURRENCIES, FILTER_TYPES, PERIODS, RULE_STATUSES,
-  type AmountLimit, type BindableSubjectType, type CashAdvanceGroup, type CorporateCurrency, type CountLimits, type FilterGroup,
-  type FilterType, type LimitControl, type LimitGroup, type Period, type RuleControls, type RuleStatus, type VelocityRule,
-  type WireControls,
-} from './model.ts';
-export type { CardFacts, CardLookup, EmployeeFacts, OrganizationFacts } from './subjects.ts';
+export { bindRulesToCard, checkRulesForCard, queryQuota, releaseUsage } from './service.ts';
+export { periodKeys } from './periods.ts';
+export type { CardLookup } from './subjects.ts';

@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import { amount, toWire, ZERO, type Amount } from '../../platform/money.ts';
 import {
-  CORPORATE_CURRENCIES, type BindableSubjectType, type CorporateCurrency, type FilterGroup, type LimitControl,
+  CORPORATE_CURRENCIES, type BindableSubjectType, type CorporateCurrency, type LimitControl,
   type Period, type VelocityRule,
 } from './model.ts';
 
@@ -198,36 +198,4 @@ export function relevantCurrencies(applied: AppliedRule[], subjectCurrencies: re
     }
   }
   return CORPORATE_CURRENCIES.filter((c) => set.has(c));
-}
-
-// ---- Filters, for the authorization engine (D31: whitelists intersect, blacklists unite) ----
-
-export interface EffectiveFilter {
-  /** null when no applied rule whitelists this dimension. */
-  whitelist: Set<string> | null;
-  blacklist: Set<string>;
-  /** The rules that configured this dimension, for decline details. */
-  ruleIds: string[];
-}
-
-export function mergeFilters(groups: { ruleId: string; group: FilterGroup | null }[]): EffectiveFilter {
-  let whitelist: Set<string> | null = null;
-  const blacklist = new Set<string>();
-  const ruleIds: string[] = [];
-  for (const { ruleId, group } of groups) {
-    if (!group) continue;
-    ruleIds.push(ruleId);
-    if (group.filterType === 'BLACKLIST') {
-      for (const v of group.values) blacklist.add(v);
-    } else {
-      const values = new Set<string>(group.values);
-      const previous: Set<string> | null = whitelist;
-      whitelist = previous === null ? values : new Set([...previous].filter((v: string) => values.has(v)));
-    }
-  }
-  return { whitelist, blacklist, ruleIds };
-}
-
-export function filterAllows(filter: EffectiveFilter, value: string): boolean {
-  return (filter.whitelist === null || filter.whitelist.has(value)) && !filter.blacklist.has(value);
 }

@@ -12,16 +12,12 @@
  *   ruleIds pass.
  * - `bindRulesToCard(q, {partnerId, organizationId, ruleIds, cardId, now})`: binds the rules to
  *   the new card (idempotent); call it after checkRulesForCard in the card-creation transaction.
- * - `recordUsage(q, {partnerId, card, control, currency, amount, count, at})`: for the
- *   authorization engine (D32): adds the amount and the count to every period (daily, monthly,
- *   quarterly, yearly; UTC period keys of `at`) of the card and, for an employee card
- *   (card.subjectType CUSTOMER), of its employee; a company card counts toward the card only (D45).
- *   One INSERT ... ON CONFLICT DO UPDATE SET used = used + excluded.used: concurrent increments
- *   are never lost.
- * - `releaseUsage(q, {... same, at: the original authorization time})`: a reversal gives the
- *   amount and count back in the periods of the original authorization (never below zero).
- * - `appliedRulesForCard(q, partnerId, card)` and `mergeFilters` / `filterAllows` (merge.ts): the
- *   ACTIVE rules in force on a card and the D31 filter merge, for authorization checks.
+ * - `releaseUsage(q, {partnerId, card, control, currency, amount, count, at})`: for the
+ *   authorization engine (D32): a reversal, hold expiry or partner decline gives the amount and
+ *   the count back in the periods (UTC keys of `at`, the original authorization time) of the card
+ *   and, for an employee card (card.subjectType CUSTOMER), of its employee; never below zero. The
+ *   increment is card_authorize's and the decline rules are card_velocity_refusal's (migration
+ *   050): velocity's decisions and usage arithmetic run in the database (docs/contributing.md).
  */
 import { RULE_IDS_PER_CARD_MAX } from '../../../sdk/contract/velocity.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -37,9 +33,9 @@ import {
 } from './model.ts';
 import { periodKeys } from './periods.ts';
 import {
-  addUsage, deleteBindings, findRule, findRules, insertBindings, insertRule, listBindings as listBindingRows,
+  deleteBindings, findRule, findRules, insertBindings, insertRule, listBindings as listBindingRows,
   listRules as listRuleRows, listSubjectRules as listSubjectRuleRows, readUsage, replaceRuleIfVersion, rulesBoundTo,
-  setStatusIfVersion, subtractUsage, type RuleKey, type SubjectRef,
+  setStatusIfVersion, giveBackUsage, type RuleKey, type SubjectRef,
 } from './store.ts';
 import { employeeFacts, organizationFacts, type CardFacts, type CardLookup } from './subjects.ts';
 
@@ -326,16 +322,6 @@ async function activeRulesBoundTo(q: Queryable, partnerId: string, subjects: Sub
   return bound.filter(({ rule }) => rule.status === 'ACTIVE').map(({ rule, subjectType }) => ({ rule, scope: subjectType }));
 }
 
-/**
- * The ACTIVE rules in force on a card: those bound to the card and, for an employee card, those
- * bound to its employee (each measured against the usage of the subject it is bound to).
- */
-export async function appliedRulesForCard(
-  q: Queryable, partnerId: string, card: Pick<CardFacts, 'cardId' | 'subjectType' | 'subjectId'>,
-): Promise<AppliedRule[]> {
-  return activeRulesBoundTo(q, partnerId, usageSubjectsOfCard(card));
-}
-
 const WELL_FORMED_CURRENCY = /^[A-Z]{3}$/;
 
 /** D42: USD / HKD; another well-formed ISO code is UNSUPPORTED_CURRENCY; anything else DAPI_PARAM_INVALID. */
@@ -441,30 +427,14 @@ export interface UsageInput {
   at: Date;
 }
 
-function usageDelta(input: UsageInput) {
-  const value = typeof input.amount === 'string' ? toAmount(input.amount) : input.amount;
-  invariant(value.gte(0), 'usage amount is not negative');
-  invariant(/^[A-Z]{3}$/.test(input.currency), 'usage currency is an ISO 4217 code');
-  const count = input.count ?? 1;
-  invariant(Number.isSafeInteger(count) && count >= 0, 'usage count is a non-negative integer');
-  return {
-    partnerId: input.partnerId,
-    subjects: usageSubjectsOfCard(input.card),
-    control: input.control,
-    currency: input.currency,
-    keys: periodKeys(input.at),
-    amount: value,
-    count,
-    now: input.at,
-  };
-}
-
-/** D32: an approved authorization adds its amount and one count to every period of the card and its employee. */
-export async function recordUsage(q: Queryable, input: UsageInput): Promise<void> {
-  await addUsage(q, usageDelta(input));
-}
-
 /** D32: a reversal gives the amount and count back in the periods of the original authorization (`at`). */
 export async function releaseUsage(q: Queryable, input: UsageInput): Promise<void> {
-  await subtractUsage(q, usageDelta(input));
+  const amount = typeof input.amount === 'string' ? toAmount(input.amount) : input.amount;
+  const count = input.count ?? 1;
+  invariant(amount.gte(0), 'usage amount is not negative');
+  invariant(Number.isSafeInteger(count) && count >= 0, 'usage count is a non-negative integer');
+  await giveBackUsage(q, {
+    partnerId: input.partnerId, cardId: input.card.cardId, holderType: input.card.subjectType, holderId: input.card.subjectId,
+    control: input.control, currency: input.currency, keys: periodKeys(input.at), amount, count, now: input.at,
+  });
 }

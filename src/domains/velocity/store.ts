@@ -313,9 +313,13 @@ export async function rulesBoundTo(
 
 // ---- Usage counters (D32) ----
 
-export interface UsageDelta {
+/** What an authorization gave to the usage counters, to give back (its card, holder and periods). */
+export interface UsageGiveBack {
   partnerId: string;
-  subjects: SubjectRef[];
+  cardId: string;
+  /** The card's holder when it was authorized: an employee (CUSTOMER) counts too (D45). */
+  holderType: string;
+  holderId: string;
   control: LimitControl;
   currency: string;
   keys: Record<Period, string>;
@@ -324,49 +328,16 @@ export interface UsageDelta {
   now: Date;
 }
 
-function usageCells(d: UsageDelta) {
-  const cells: { subjectType: string; subjectId: string; period: string; key: string }[] = [];
-  for (const s of d.subjects) {
-    for (const [period, key] of Object.entries(d.keys) as [Period, string][]) {
-      cells.push({ subjectType: s.subjectType, subjectId: s.subjectId, period: PERIOD_COLUMN[period], key });
-    }
-  }
-  // One fixed order for every writer, so concurrent upserts of the same rows never deadlock.
-  return cells.sort((a, b) => (a.subjectType + a.subjectId + a.period).localeCompare(b.subjectType + b.subjectId + b.period));
-}
-
 /**
- * Adds amount and count to every cell in one statement. ON CONFLICT DO UPDATE SET used = used +
- * excluded.used is an atomic read-modify-write under the row lock: no increment is lost, however
- * many authorizations race.
+ * Gives usage back through velocity_usage_give_back (src/domains/velocity/sql/velocity_usage_give_back.sql), the database's counterpart
+ * of card_authorize's increment: the arithmetic of usage lives in the database both ways.
  */
-export async function addUsage(q: Queryable, d: UsageDelta): Promise<void> {
-  const cells = usageCells(d);
+export async function giveBackUsage(q: Queryable, d: UsageGiveBack): Promise<void> {
   await q.query(
-    `INSERT INTO velocity_usage AS u (partner_id, subject_type, subject_id, control, currency, period, period_key,
-       used_amount, used_count, updated_at)
-     SELECT $1, c.subject_type, c.subject_id, $2, $3, c.period, c.period_key, $4::numeric, $5::bigint, $6
-     FROM unnest($7::text[], $8::text[], $9::text[], $10::text[]) WITH ORDINALITY AS c(subject_type, subject_id, period, period_key, n)
-     ORDER BY c.n
-     ON CONFLICT (partner_id, subject_type, subject_id, control, currency, period, period_key)
-     DO UPDATE SET used_amount = u.used_amount + excluded.used_amount, used_count = u.used_count + excluded.used_count,
-       updated_at = excluded.updated_at`,
-    [d.partnerId, d.control, d.currency, toDb(d.amount), d.count, d.now,
-      cells.map((c) => c.subjectType), cells.map((c) => c.subjectId), cells.map((c) => c.period), cells.map((c) => c.key)],
+    `SELECT velocity_usage_give_back($1, $2, $3, $4, $5, $6, $7::text[], $8::numeric, $9::bigint, $10)`,
+    [d.partnerId, d.cardId, d.holderType, d.holderId, d.control, d.currency,
+      [d.keys.daily, d.keys.monthly, d.keys.quarterly, d.keys.yearly], toDb(d.amount), d.count, d.now],
   );
-}
-
-/** Gives amount and count back in the given periods; never below zero. */
-export async function subtractUsage(q: Queryable, d: UsageDelta): Promise<void> {
-  for (const c of usageCells(d)) {
-    await q.query(
-      `UPDATE velocity_usage SET used_amount = GREATEST(used_amount - $8::numeric, 0),
-         used_count = GREATEST(used_count - $9::bigint, 0), updated_at = $10
-       WHERE partner_id = $1 AND subject_type = $2 AND subject_id = $3 AND control = $4 AND currency = $5
-         AND period = $6 AND period_key = $7`,
-      [d.partnerId, c.subjectType, c.subjectId, d.control, d.currency, c.period, c.key, toDb(d.amount), d.count, d.now],
-    );
-  }
 }
 
 /** Usage rows of these subjects in these periods (every control and currency). */

@@ -1,0 +1,6 @@
+/**
+ * The test entry of the organizations domain (issue 33): what tests need beyond the public entry
+ * (index.ts), which exports only what other domains and the top level use. Production code never
+ * imports this file (test/architecture-boundaries.test.ts).
+ */
+export { checkCapability, type Capability, type SubjectState } from './capabilities.ts';

@@ -26,7 +26,7 @@ export type {
 export type {
   Customer, CreateCustomerParams, Address, KycStatus, NameParams, PhoneParams, ListCustomersParams, CustomerRestrictions,
 } from './resources/customers.ts';
-export type { DepositParams, Deposit, KycDecisionParams, KycDecisionResult, SimulateExpiryParams } from './resources/sandbox.ts';
+export type { DepositParams, Deposit, KycDecisionParams, KycDecisionResult, SimulateExpiryParams, SignatureCheckParams, SignatureCheck } from './resources/sandbox.ts';
 export type {
   CardUpgrade, CardUpgradeStatus, UpgradePhysicalParams, ActivatePhysicalParams, ConsumerUpgradePhysicalParams, ConsumerActivatePhysicalParams,
   CardShipmentParams, CardShipmentResult,

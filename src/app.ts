@@ -349,6 +349,26 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       }
     };
 
+  /**
+   * Issue 31: an unsigned route that answers questions about credentials (the signature self-check)
+   * is charged one failed authentication per call, against the same budget and block as guessing.
+   */
+  const chargedAsFailure = (limit: typeof preAuthLimit, counter: keyof typeof rateLimitCounters) => async (req: FastifyRequest) => {
+    const key = `${counter}:${req.ip}`;
+    const until = blockedUntil.get(key);
+    if (until !== undefined && until > Date.now()) {
+      rateLimitCounters[counter]++;
+      throw new ApiError('SYS_RATE_LIMITED', undefined, { headers: { 'retry-after': String(Math.max(1, Math.ceil((until - Date.now()) / 1000))) } });
+    }
+    const state = await limit(req);
+    if (state.isAllowed || !state.isExceeded) return;
+    if (blockedUntil.size >= BLOCKED_ADDRESSES_MAX) blockedUntil.clear();
+    blockedUntil.set(key, Date.now() + state.ttl);
+    rateLimitCounters[counter]++;
+    throw new ApiError('SYS_RATE_LIMITED', undefined, { headers: { 'retry-after': String(Math.max(1, Math.ceil(state.ttl / 1000))) } });
+  };
+  const selfCheckHook = chargedAsFailure(authFailureLimit, 'authFailures');
+
   // Issue 29: the bearer token or an operator's console session, then the route's role.
   const operatorGate = new OperatorGate(ctx);
   const adminHook = countingFailures(adminFailureLimit, 'adminAuthFailures', (req: FastifyRequest) => operatorGate.authenticate(req));
@@ -380,7 +400,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   });
   const authHook = (mode: AuthMode, def: RouteDef) => (mode === 'partner' ? partnerHook
     : mode === 'admin' ? async (req: FastifyRequest) => { await adminHook(req); await operatorGate.authorize(req, def); }
-      : mode === 'network' ? networkHook : null);
+      : mode === 'network' ? networkHook : def.countsAsFailedAuthentication ? selfCheckHook : null);
   const rateLimitConfig = { max: config.rateLimitMax, timeWindow: config.rateLimitWindowMs };
   const idempotency = new IdempotencyKeys(db, clock);
 

@@ -46,7 +46,7 @@ export type { AuthorizationRequest, AuthorizationAnswer, AuthUrlHandlerOptions }
 export { decryptSecureCard, decryptGcmField, SecureCardDecryptError } from './secure-card.ts';
 export type { EncryptedSecureCard, DecryptedSecureCard } from './secure-card.ts';
 export { verifyWebhook, WebhookVerificationError } from './resources/events.ts';
-export type { EventRecord, EventStatus, DeliveryAttempt, ListEventsParams, WebhookEvent, VerifyWebhookInput } from './resources/events.ts';
+export type { EventRecord, EventStatus, DeliveryAttempt, ListEventsParams, SampleEventType, WebhookEvent, VerifyWebhookInput } from './resources/events.ts';
 export type {
   VelocityRule, VelocityRuleSummary, VelocityPage, CreateRuleParams, UpdateRuleParams, RuleStatusChange, BindParams, BindingChange,
   RuleBinding, SubjectRule, Quota, QuotaGroup, CurrencyQuota, AmountQuota, CountQuota, VelocityAmount,

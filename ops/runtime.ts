@@ -23,3 +23,16 @@ export function pgBinDir(): string {
   if (versions.length === 0) throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql (apt-get install postgresql)');
   return path.join(root, versions[0], 'bin');
 }
+
+/**
+ * Waits until `url` answers 2xx (a service's /readyz, etcd's /health), polling every 200 ms with a
+ * 1 s deadline per attempt; throws after `timeoutMs`. The bench, the tests and the HA rehearsal share it.
+ */
+export async function waitReady(url: string, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (await fetch(url, { signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} not ready within ${timeoutMs} ms`);
+}

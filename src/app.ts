@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type http from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
-import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config.ts';
@@ -33,10 +32,12 @@ import * as qrPaymentsContract from '../sdk/contract/qr-payments.ts';
 import * as pushContract from '../sdk/contract/push.ts';
 import * as cardUpgradesContract from '../sdk/contract/card-upgrades.ts';
 import { validatorCompiler } from './platform/http/validation.ts';
-import { clientErrorHandler, createGuardedServer, rateLimitCounters, type HttpTimeouts } from './platform/http/guards.ts';
+import { clientErrorHandler, createGuardedServer, type HttpTimeouts } from './platform/http/guards.ts';
+import { registerRateLimits } from './platform/http/rate-limits.ts';
+import { signedRequestOf, signedUpgradeOf } from './platform/http/signed-request.ts';
 import { Mailer } from './platform/mail.ts';
 import {
-  authenticationFailures, createMetricsServer, exposition, EXPOSITION_CONTENT_TYPE, metricsEnabled, observeDatabasePool, observeHttpRequest, rateLimitRefusals, startProcessMetrics,
+  createMetricsServer, exposition, EXPOSITION_CONTENT_TYPE, metricsEnabled, observeDatabasePool, observeHttpRequest, startProcessMetrics,
 } from './platform/metrics.ts';
 import { jobFreshness, observeJobs } from './platform/jobs.ts';
 import { traceIdOf } from './platform/tracing.ts';
@@ -279,129 +280,39 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   });
   // The browsable explorer is loaded only where it is served (issue 28: what a configuration does not use stays unloaded).
   if (config.apiExplorer) await app.register((await import('@fastify/swagger-ui')).default, { routePrefix: '/docs' });
-  // One counter store for every limit: Redis when REDIS_URL is set (shared by all instances behind
-  // the balancer), else in-process.
-  const redis = config.redisUrl ? new (await import('ioredis')).Redis(config.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: false }) : null;
-  if (redis) app.addHook('onClose', async () => void (await redis.quit()));
-  await app.register(rateLimit, {
-    global: false,
-    hook: 'preValidation',
-    ...(redis ? { redis, nameSpace: 'cardsvc-rate-limit-' } : {}),
-    keyGenerator: (req: FastifyRequest) => req.partner?.partnerId ?? req.ip,
-    errorResponseBuilder: () => {
-      rateLimitRefusals.inc({ kind: 'partner' });
-      return new ApiError('SYS_RATE_LIMITED');
+  // Limits by caller and by source address (docs/security.md): every request to the API before
+  // authentication, the admin API, and failed authentications (key and admin-token guessing).
+  const limits = await registerRateLimits(app, {
+    redisUrl: config.redisUrl,
+    windowMs: config.rateLimitWindowMs,
+    callerMax: config.rateLimitMax,
+    callerKey: (req) => req.partner?.partnerId ?? req.ip,
+    addressMax: {
+      preAuth: config.preAuthRateLimitMax, admin: config.adminRateLimitMax,
+      authFailures: config.authFailureLimitMax, adminAuthFailures: config.adminAuthFailureLimitMax,
     },
-    // Retry-After (and the limit headers) only on a refusal: every other response stays lean.
-    addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
-  });
-
-  // Limits by source address (docs/security.md): every request to the API before authentication,
-  // the admin API, and failed authentications (key and admin-token guessing).
-  const window = config.rateLimitWindowMs;
-  const byAddress = (prefix: string) => (req: FastifyRequest) => `${prefix}:${req.ip}`;
-  const preAuthLimit = app.createRateLimit({ max: config.preAuthRateLimitMax, timeWindow: window, keyGenerator: byAddress('preauth') });
-  const adminLimit = app.createRateLimit({ max: config.adminRateLimitMax, timeWindow: window, keyGenerator: byAddress('admin') });
-  const authFailureLimit = app.createRateLimit({ max: config.authFailureLimitMax, timeWindow: window, keyGenerator: byAddress('authfail') });
-  const adminFailureLimit = app.createRateLimit({ max: config.adminAuthFailureLimitMax, timeWindow: window, keyGenerator: byAddress('adminfail') });
-  const refuseWhenExceeded = async (limit: typeof preAuthLimit, req: FastifyRequest, counter: keyof typeof rateLimitCounters) => {
-    const state = await limit(req);
-    if (state.isAllowed || !state.isExceeded) return;
-    rateLimitCounters[counter]++;
-    throw new ApiError('SYS_RATE_LIMITED', undefined, { headers: { 'retry-after': String(Math.max(1, Math.ceil(state.ttl / 1000))) } });
-  };
-  app.addHook('onRequest', async (req) => {
-    const path = req.url;
-    if (path.startsWith('/internal/admin/')) await refuseWhenExceeded(adminLimit, req, 'admin');
     // The card network ingress is exempt: its own addresses carry every authorization of every
-    // partner (D40); its failed authentications still count below.
-    else if (path.startsWith('/open-api')) await refuseWhenExceeded(preAuthLimit, req, 'preAuth');
+    // partner (D40); its failed authentications still count.
+    guardedBy: (url) => (url.startsWith('/internal/admin/') ? 'admin' : url.startsWith('/open-api') ? 'preAuth' : null),
   });
-  /**
-   * Failed authentications count against their address (in the shared store). Once an address is
-   * over its budget it is refused with 429 before any verification until the window ends, so a
-   * guesser learns nothing more; another instance learns it at that address's next failure there.
-   */
-  const blockedUntil = new Map<string, number>();
-  const BLOCKED_ADDRESSES_MAX = 100_000;
-  const countingFailures = (limit: typeof preAuthLimit, counter: keyof typeof rateLimitCounters, authenticate: (req: FastifyRequest) => Promise<void>) =>
-    async (req: FastifyRequest) => {
-      const key = `${counter}:${req.ip}`;
-      const until = blockedUntil.get(key);
-      if (until !== undefined) {
-        if (until > Date.now()) {
-          rateLimitCounters[counter]++;
-          throw new ApiError('SYS_RATE_LIMITED', undefined, { headers: { 'retry-after': String(Math.max(1, Math.ceil((until - Date.now()) / 1000))) } });
-        }
-        blockedUntil.delete(key);
-      }
-      try {
-        await authenticate(req);
-      } catch (err) {
-        if (!(err instanceof ApiError) || (err.httpStatus !== 401 && err.httpStatus !== 403)) throw err;
-        authenticationFailures.inc({ kind: counter === 'adminAuthFailures' ? 'admin' : 'signed', reason: err.code });
-        const state = await limit(req);
-        if (state.isAllowed || !state.isExceeded) throw err;
-        if (blockedUntil.size >= BLOCKED_ADDRESSES_MAX) blockedUntil.clear();
-        blockedUntil.set(key, Date.now() + state.ttl);
-        rateLimitCounters[counter]++;
-        throw new ApiError('SYS_RATE_LIMITED', undefined, { headers: { 'retry-after': String(Math.max(1, Math.ceil(state.ttl / 1000))) } });
-      }
-    };
 
-  /**
-   * Issue 31: an unsigned route that answers questions about credentials (the signature self-check)
-   * is charged one failed authentication per call, against the same budget and block as guessing.
-   */
-  const chargedAsFailure = (limit: typeof preAuthLimit, counter: keyof typeof rateLimitCounters) => async (req: FastifyRequest) => {
-    const key = `${counter}:${req.ip}`;
-    const until = blockedUntil.get(key);
-    if (until !== undefined && until > Date.now()) {
-      rateLimitCounters[counter]++;
-      throw new ApiError('SYS_RATE_LIMITED', undefined, { headers: { 'retry-after': String(Math.max(1, Math.ceil((until - Date.now()) / 1000))) } });
-    }
-    const state = await limit(req);
-    if (state.isAllowed || !state.isExceeded) return;
-    if (blockedUntil.size >= BLOCKED_ADDRESSES_MAX) blockedUntil.clear();
-    blockedUntil.set(key, Date.now() + state.ttl);
-    rateLimitCounters[counter]++;
-    throw new ApiError('SYS_RATE_LIMITED', undefined, { headers: { 'retry-after': String(Math.max(1, Math.ceil(state.ttl / 1000))) } });
-  };
-  const selfCheckHook = chargedAsFailure(authFailureLimit, 'authFailures');
+  // Issue 31: the signature self-check is unsigned and charged one failed authentication per call.
+  const selfCheckHook = limits.chargedAsFailure('authFailures');
 
   // Issue 29: the bearer token or an operator's console session, then the route's role.
   const operatorGate = new OperatorGate(ctx);
-  const adminHook = countingFailures(adminFailureLimit, 'adminAuthFailures', (req: FastifyRequest) => operatorGate.authenticate(req));
+  const adminHook = limits.countingFailures('adminAuthFailures', 'admin', (req) => operatorGate.authenticate(req));
   const authenticator = new PartnerAuthenticator(ctx, partnerCache);
-  const signedRequestOf = (req: FastifyRequest) => {
-    const header = (name: string) => {
-      const value = req.headers[name];
-      return typeof value === 'string' ? value : undefined;
-    };
-    const queryAt = req.url.indexOf('?');
-    const payload = req.method === 'GET'
-      ? Buffer.from(queryAt === -1 ? '' : req.url.slice(queryAt + 1), 'utf8')
-      : req.rawBody ?? Buffer.alloc(0);
-    return {
-      apiKey: header('x-dapi-api-key'),
-      timestamp: header('x-dapi-timestamp'),
-      nonce: header('x-dapi-nonce'),
-      sign: header('x-dapi-sign'),
-      payload,
-      ip: req.ip,
-    };
-  };
-  const partnerHook = countingFailures(authFailureLimit, 'authFailures', async (req: FastifyRequest) => {
+  const partnerHook = limits.countingFailures('authFailures', 'signed', async (req) => {
     req.partner = await authenticator.authenticate(signedRequestOf(req));
   });
   const networkAuthenticator = new NetworkAuthenticator(ctx);
-  const networkHook = countingFailures(authFailureLimit, 'authFailures', async (req: FastifyRequest) => {
+  const networkHook = limits.countingFailures('authFailures', 'signed', async (req) => {
     await networkAuthenticator.authenticate(signedRequestOf(req));
   });
   const authHook = (mode: AuthMode, def: RouteDef) => (mode === 'partner' ? partnerHook
     : mode === 'admin' ? async (req: FastifyRequest) => { await adminHook(req); await operatorGate.authorize(req, def); }
       : mode === 'network' ? networkHook : def.countsAsFailedAuthentication ? selfCheckHook : null);
-  const rateLimitConfig = { max: config.rateLimitMax, timeWindow: config.rateLimitWindowMs };
   const idempotency = new IdempotencyKeys(db, clock);
 
   // D37: the service's RSA key pair exists before the first request (generated at first start).
@@ -409,7 +320,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   await serviceKeys.ensure();
   const routes = allRoutes(ctx, partnerCache, deps.partnerDecision, serviceKeys).filter((def) => !def.sandboxOnly || config.env === 'sandbox');
   for (const [def, operationId] of operationIds(routes)) {
-    registerRoute(app, def, { authHook, rateLimit: rateLimitConfig, idempotency, operationId, audit: (req, d, outcome) => operatorGate.audited(req, d, outcome) });
+    registerRoute(app, def, { authHook, rateLimit: limits.routeLimit, idempotency, operationId, audit: (req, d, outcome) => operatorGate.audited(req, d, outcome) });
   }
 
   // D39: the push stream of the managed-balance model (docs/push.md). Authenticated before the
@@ -418,24 +329,14 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   const pushHub = new PushHub(ctx, (err) => app.log.warn({ err }, 'push stream read failed; reading again at the next notification or poll'));
   app.addHook('onClose', async () => pushHub.close());
   await app.register(websocket, { options: { maxPayload: 4096 } });
-  const pushHook = countingFailures(authFailureLimit, 'authFailures', async (req: FastifyRequest) => {
-    const query = req.query as Record<string, unknown>;
-    const value = (name: string) => {
-      const h = req.headers[name];
-      if (typeof h === 'string') return h;
-      const q = query[name];
-      return typeof q === 'string' ? q : undefined;
-    };
-    req.partner = await authenticator.authenticate({
-      apiKey: value('x-dapi-api-key'), timestamp: value('x-dapi-timestamp'), nonce: value('x-dapi-nonce'), sign: value('x-dapi-sign'),
-      payload: Buffer.alloc(0), ip: req.ip,
-    });
+  const pushHook = limits.countingFailures('authFailures', 'signed', async (req) => {
+    req.partner = await authenticator.authenticate(signedUpgradeOf(req));
   });
   app.get('/card/v1/ws', {
     websocket: true,
     schema: { hide: true },
     preValidation: async (req: FastifyRequest) => {
-      await refuseWhenExceeded(preAuthLimit, req, 'preAuth');
+      await limits.refuseWhenExceeded('preAuth', req);
       await pushHook(req);
       const query = req.query as Record<string, unknown>;
       if (query.since !== undefined && !(typeof query.since === 'string' && /^(0|[1-9][0-9]{0,17})$/.test(query.since))) {
@@ -450,7 +351,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     void pushHub.attach(socket, req.partner!.partnerId, { since: query.since ?? null, externalUserId: query.externalUserId ?? null });
   });
 
-  await app.register(registerConsole({ ...ctx, gate: operatorGate, preAuthLimit: (req) => refuseWhenExceeded(preAuthLimit, req, 'preAuth') }), { prefix: '/console' });
+  await app.register(registerConsole({ ...ctx, gate: operatorGate, preAuthLimit: (req) => limits.refuseWhenExceeded('preAuth', req) }), { prefix: '/console' });
 
   app.get('/openapi.json', { schema: { hide: true } }, async (_req, reply) => {
     reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger()));

@@ -6,7 +6,7 @@ import { migrate } from './platform/db/migrate.ts';
 import { openDatabase } from './platform/db/open.ts';
 import { startWorkers } from './workers.ts';
 import { auditLedger } from './domains/ledger/index.ts';
-import type { CliIo } from './admin-cli.ts';
+import type { CliIo } from './cli/admin.ts';
 import { startTracing } from './platform/tracing.ts';
 
 
@@ -99,8 +99,8 @@ async function ledgerAudit(partnerId: string | undefined): Promise<void> {
   }
 }
 
-/** The whole command line: serve, migrate, ledger-audit and the operator commands (src/admin-cli.ts). */
-export function program(io: CliIo, admin: typeof import('./admin-cli.ts') | null): Command {
+/** The whole command line: serve, migrate, ledger-audit and the operator commands (src/cli/admin.ts). */
+export function program(io: CliIo, admin: typeof import('./cli/admin.ts') | null): Command {
   const cli = new Command('cardsvc')
     .description('Card-issuing platform service: the HTTP service and its operator tools')
     .showHelpAfterError('(add --help for usage)')
@@ -128,7 +128,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   // Issue 28: the service's own commands never load the operator tools (commands, HTTP client,
   // progress bars); help and every other command do.
   const lean = (argv.length === 0 || ['serve', 'migrate', 'ledger-audit'].includes(argv[0])) && !argv.some((a) => a === '--help' || a === '-h');
-  const admin = lean ? null : await import('./admin-cli.ts');
+  const admin = lean ? null : await import('./cli/admin.ts');
   try {
     await program(io, admin).parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;

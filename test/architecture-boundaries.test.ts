@@ -13,7 +13,7 @@ import path from 'node:path';
  *   unknown-domain    a domain missing from the layering of docs/contributing.md
  *   layering          a domain imports a domain of the same or a higher layer
  *   domain-cycle      domains importing each other, directly or through others
- *   app-import        a domain imports src/app.ts, src/workers.ts or src/main.ts
+ *   app-import        a domain imports src/app.ts, src/workers.ts, src/main.ts or the command line (src/cli/)
  *   platform-import   the platform (src/platform, src/config.ts) imports a domain or the top level
  *   sql-outside-store SQL (SELECT / INSERT / UPDATE / DELETE / CREATE ...) outside store files
  *                     (store.ts, store-*.ts, *-store.ts) and src/platform/db/
@@ -21,7 +21,8 @@ import path from 'node:path';
  *   unowned-table     a migration creates a table TABLE_OWNERS does not assign
  *   sdk-import        the SDK (sdk/) imports server code; the shared contract (sdk/contract/)
  *                     imports anything but typebox, lossless-json types and itself; the service
- *                     imports SDK files other than the contract
+ *                     imports SDK files other than the contract (except the operator command line,
+ *                     src/cli/: a client of the admin API, it calls it through the SDK's AdminClient)
  *
  * Type-only imports count like any other: a dependency of types is a dependency. The checker is a
  * pure function of the files' text, so a negative control can feed it a synthetic bad tree.
@@ -274,11 +275,11 @@ export function checkBoundaries(tree: SourceTree, layering: Map<string, number>,
         continue;
       }
       if (!target) continue;
-      if (file.startsWith('src/') && target.startsWith('sdk/') && !target.startsWith('sdk/contract/')) {
+      if (file.startsWith('src/') && !file.startsWith('src/cli/') && target.startsWith('sdk/') && !target.startsWith('sdk/contract/')) {
         add('sdk-import', file, `imports ${target}: the service shares only sdk/contract/ with the SDK`);
       }
       const toDomain = domainOf(target);
-      if (fromDomain && TOP_LEVEL.has(target)) add('app-import', file, `imports ${target}`);
+      if (fromDomain && (TOP_LEVEL.has(target) || target.startsWith('src/cli/'))) add('app-import', file, `imports ${target}`);
       if (isPlatform(file) && (toDomain || TOP_LEVEL.has(target))) add('platform-import', file, `imports ${target}`);
       if (toDomain && toDomain !== fromDomain) {
         if (target !== `src/domains/${toDomain}/index.ts`) add('bypass', file, `imports ${target} instead of src/domains/${toDomain}/index.ts`);
@@ -386,6 +387,7 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
         '}',
       ].join('\n')],
       ['src/domains/gamma/index.ts', "export { b } from '../beta/index.ts';\n"],
+      ['src/domains/gamma/service.ts', "import { CliFailure } from '../../cli/admin.ts';\n"],
       ['src/domains/delta/service.ts', 'export const d = 4;\n'],
       ['src/platform/http/router.ts', "import type { X } from '../../domains/alpha/index.ts';\n"],
       ['src/app.ts', "import { b } from './domains/beta/service.ts';\n"],
@@ -405,6 +407,7 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
     for (const kind of expected) assert.ok(kinds.has(kind), `reports ${kind}:\n${report(found)}`);
     assert.ok(found.some((v) => v.kind === 'bypass' && v.file === 'test/beta.test.ts'), 'a test reaching into a domain is a bypass too');
     assert.ok(found.some((v) => v.kind === 'bypass' && v.file === 'src/app.ts'), 'the top level reaching into a domain is a bypass');
+    assert.ok(found.some((v) => v.kind === 'app-import' && v.file === 'src/domains/gamma/service.ts'), 'a domain importing the command line');
     for (const file of ['sdk/resources/alpha.ts', 'sdk/contract/alpha.ts', 'src/domains/alpha/routes.ts']) {
       assert.ok(found.some((v) => v.kind === 'sdk-import' && v.file === file), `the SDK stays apart: ${file}`);
     }
@@ -419,6 +422,7 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
       ['src/domains/beta/index.ts', "export { b } from './service.ts';\n"],
       ['src/domains/beta/service.ts', "import { a } from '../alpha/index.ts';\nimport type { AppContext } from '../../platform/context.ts';\nexport const b = a;\n"],
       ['src/app.ts', "import { b } from './domains/beta/index.ts';\n"],
+      ['src/cli/admin.ts', "import { AdminClient } from '../../sdk/index.ts';\n"],
       ['sdk/contract/alpha.ts', "import { Type } from 'typebox';\nimport type { LosslessNumber } from 'lossless-json';\nimport { Money } from './wire.ts';\n"],
       ['sdk/resources/alpha.ts', "import type { Static } from 'typebox';\nimport type { Alpha } from '../contract/alpha.ts';\n"],
       ['src/domains/alpha/routes.ts', "import { Alpha } from '../../../sdk/contract/alpha.ts';\n"],

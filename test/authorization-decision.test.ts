@@ -19,6 +19,7 @@ import {
   AuthUrlForwarder, recoverDecisions, ServiceKeys, DECISION_GRACE_MS, type PartnerDecisionStage, type PartnerExchange,
 } from '../src/domains/authorization/index.ts';
 import type { Db, Queryable } from '../src/platform/db/db.ts';
+import { scrape } from './helpers/metrics.ts';
 import { closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
 import { fundedCard, fundsOf, networkClient, purchase, text, usageOf, type SpendWorld } from './helpers/authorization.ts';
 import { ref } from './helpers/cards.ts';
@@ -429,8 +430,15 @@ describe('issue 26: a forwarded authorization always ends in one recorded decisi
       assert.equal(first.t.declineDetail, 'SERVICE_ERROR');
       assert.equal((await fundsOf(w)).pending, '1.00');
       assert.equal(await recoverDecisions(svc.ctx), 0, 'not due yet: the request may still record it');
+      const recovery = { job: 'auth-decision-recovery' };
+      assert.equal((await scrape(svc.baseUrl)).value('job_pending_items', recovery), 0, 'not in the backlog before it is due');
       svc.clock.advance(DEADLINE_MS + DECISION_GRACE_MS + 1);
+      // Issue 27: the recovery job's backlog and lag are exported like every leased job's.
+      const due = await scrape(svc.baseUrl);
+      assert.equal(due.value('job_pending_items', recovery), 1);
+      assert.ok(due.value('job_lag_seconds', recovery) > 0);
       assert.equal(await recoverDecisions(svc.ctx), 1);
+      assert.equal((await scrape(svc.baseUrl)).value('job_pending_items', recovery), 0);
       const stored = await w.client.transactions.query(first.t.transId);
       assert.equal(stored.declineReason, 'PARTNER_TIMEOUT');
       assert.equal(stored.declineDetail, 'SERVICE_ERROR');

@@ -47,22 +47,28 @@ describe('admin command line (issue 14)', () => {
   });
 
   it('answers --help, -h and help for the tool, admin and each command', async () => {
-    for (const args of [['--help'], ['admin', '--help'], ['admin', '-h'], ['admin', 'help'], ['admin', 'partner-create', '--help'], ['admin', 'help', 'partner-update']]) {
-      const run = await cli(args);
+    // Independent invocations run side by side (each is a process start).
+    const asked = [['--help'], ['admin', '--help'], ['admin', '-h'], ['admin', 'help'], ['admin', 'partner-create', '--help'], ['admin', 'help', 'partner-update']];
+    const [update, ...runs] = await Promise.all([cli(['admin', 'partner-update', '--help']), ...asked.map((args) => cli(args))]);
+    asked.forEach((args, i) => {
+      const run = runs[i];
       assert.equal(run.code, 0, `${args.join(' ')}: ${run.stderr}`);
       assert.match(run.stdout, /Usage: cardsvc/, args.join(' '));
       assert.equal(run.stderr, '');
-    }
-    const update = await cli(['admin', 'partner-update', '--help']);
+    });
     for (const option of ['--partner-id', '--pci', '--webhook-url', '--api-ip', '--body']) assert.ok(update.stdout.includes(option), option);
   });
 
   it('refuses unknown commands, unknown options and malformed values with one line and exit 2', async () => {
-    assertOneLineFailure(await admin(['nosuch']), 2, /unknown command 'nosuch'/);
-    assertOneLineFailure(await admin(['partner-update', '--partner-id', 'p1', '--pci-allowlist']), 2, /unknown option '--pci-allowlist'/);
-    assertOneLineFailure(await admin(['partner-create', '--name', 'X', '--body', '{"pciCertified":tru']), 2, /--body.*not valid JSON/);
-    assertOneLineFailure(await admin(['partner-update', '--partner-id', 'p1']), 2, /nothing to change/);
-    assertOneLineFailure(await admin(['partner-create']), 2, /required option '--name <name>' not specified/);
+    const cases: [string[], RegExp][] = [
+      [['nosuch'], /unknown command 'nosuch'/],
+      [['partner-update', '--partner-id', 'p1', '--pci-allowlist'], /unknown option '--pci-allowlist'/],
+      [['partner-create', '--name', 'X', '--body', '{"pciCertified":tru'], /--body.*not valid JSON/],
+      [['partner-update', '--partner-id', 'p1'], /nothing to change/],
+      [['partner-create'], /required option '--name <name>' not specified/],
+    ];
+    const runs = await Promise.all(cases.map(([args]) => admin(args)));
+    cases.forEach(([, pattern], i) => assertOneLineFailure(runs[i], 2, pattern));
   });
 
   it('partner-create and partner-update send every documented option; the answer is text by default, JSON with --json', async () => {

@@ -1,20 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { expectCode } from './helpers/expect-code.ts';
 import { eventState, recordTestEvent, WebhookReceiver } from './helpers/webhook-receiver.ts';
 import { deliverDueEvents } from '../src/domains/events/index.ts';
 import { toWire } from '../src/platform/money.ts'; // the service's own amounts, as its producers record them
-import { CardServiceError, decimal, decimalText, type CardServiceClient, type CreatedPartner } from '../sdk/index.ts';
+import { decimal, decimalText, type CardServiceClient, type CreatedPartner } from '../sdk/index.ts';
 
 const EGRESS = '203.0.113.10,198.51.100.0/28';
-
-async function expectCode(promise: Promise<unknown>, code: string): Promise<void> {
-  await assert.rejects(promise, (err: unknown) => {
-    assert.ok(err instanceof CardServiceError, String(err));
-    assert.equal(err.code, code);
-    return true;
-  });
-}
 
 describe('event log, redelivery and egress addresses (D38, D9, 5.5)', () => {
   let svc: TestService;

@@ -18,7 +18,7 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AdminClient, CardServiceClient, CardServiceError, decimal, decimalText, SignedHttpClient } from '../../sdk/index.ts';
-import { startArgs } from '../runtime.ts';
+import { startArgs, waitReady } from '../runtime.ts';
 import { ensureTools, PORTS, ROOT, Topology } from './topology.ts';
 
 const ADMIN_TOKEN = 'rehearsal-admin-token-0123456789';
@@ -64,15 +64,6 @@ async function stopInstance(inst: Instance, signal: 'SIGTERM' | 'SIGKILL'): Prom
   const exited = new Promise((r) => child.once('exit', r));
   child.kill(signal);
   await exited;
-}
-
-async function waitHttp(url: string, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (await fetch(url, { signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false)) return;
-    await sleep(200);
-  }
-  throw new Error(`${url} not ready within ${timeoutMs} ms`);
 }
 
 function haproxy(work: string, command: string): Promise<string> {
@@ -183,17 +174,17 @@ async function main(): Promise<void> {
   let failures: string[] = [];
   try {
     topo.startEtcd();
-    await waitHttp(`http://127.0.0.1:${PORTS.etcdClient}/health`, 30_000);
+    await waitReady(`http://127.0.0.1:${PORTS.etcdClient}/health`, 30_000);
     for (const m of topo.members) topo.startMember(m);
     const first = await topo.waitCluster(1, 120_000);
     say(`Patroni cluster up: primary ${first.name}, synchronous standby streaming`);
     topo.startHaproxy();
     for (const inst of instances) {
       startInstance(work, inst, topo.databaseUrl);
-      await waitHttp(`http://127.0.0.1:${inst.port}/readyz`, 60_000);
+      await waitReady(`http://127.0.0.1:${inst.port}/readyz`, 60_000);
     }
     const base = `http://127.0.0.1:${PORTS.httpFrontend}`;
-    await waitHttp(`${base}/readyz`, 30_000);
+    await waitReady(`${base}/readyz`, 30_000);
     say(`${instances.length} service instances behind HAProxy at ${base}`);
 
     // The world: a partner, a funded company with cards, a network key.
@@ -242,7 +233,7 @@ async function main(): Promise<void> {
     await stopInstance(instances[0], 'SIGKILL');
     await sleep(3000);
     startInstance(work, instances[0], topo.databaseUrl);
-    await waitHttp(`http://127.0.0.1:${instances[0].port}/readyz`, 60_000);
+    await waitReady(`http://127.0.0.1:${instances[0].port}/readyz`, 60_000);
     await sleep(SETTLE_S * 1000);
     faults.push({ name: 'kill -9 of one service instance', from, to: Date.now() });
 
@@ -254,7 +245,7 @@ async function main(): Promise<void> {
       await sleep(1500);
       await stopInstance(inst, 'SIGTERM');
       startInstance(work, inst, topo.databaseUrl);
-      await waitHttp(`http://127.0.0.1:${inst.port}/readyz`, 60_000);
+      await waitReady(`http://127.0.0.1:${inst.port}/readyz`, 60_000);
       await haproxy(work, `set server cardsvc/s${i + 1} state ready`);
       await sleep(1500);
     }

@@ -1,10 +1,10 @@
-import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import {
-  CardServiceError, decimal, decimalText, type CardServiceClient, type CreateCustomerParams, type CreateOrganizationParams,
+  decimal, decimalText, type CardServiceClient, type CreateCustomerParams, type CreateOrganizationParams,
   type Customer, type Organization,
 } from '../../sdk/index.ts';
 import type { TestService } from './service.ts';
+export { expectCode } from './expect-code.ts';
 
 /** Fixtures and assertions shared by the organizations, customers, funding and ledger tests. */
 
@@ -41,19 +41,6 @@ export async function approvedEmployee(client: CardServiceClient, organizationId
   const employee = await newEmployee(client, organizationId, overrides);
   await client.sandbox.kycDecision({ customerId: employee.customerId, decision: 'APPROVED' });
   return client.customers.query(employee.customerId);
-}
-
-/** Awaits a call that must fail with `code`; returns the error. */
-export async function expectCode(promise: Promise<unknown>, code: string, messageIncludes?: string): Promise<CardServiceError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof CardServiceError, `expected CardServiceError, got ${String(err)}`);
-    assert.equal(err.code, code, `expected ${code}, got ${err.code}: ${err.message}`);
-    if (messageIncludes) assert.ok(err.message.includes(messageIncludes), `message "${err.message}" names "${messageIncludes}"`);
-    return err;
-  }
-  assert.fail(`expected ${code}, but the call succeeded`);
 }
 
 export function admin(svc: TestService) {

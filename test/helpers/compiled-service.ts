@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { startArgs } from '../../ops/runtime.ts';
+import { startArgs, waitReady as waitReadyUrl } from '../../ops/runtime.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -33,13 +33,9 @@ export interface RunningService {
   exited: Promise<number | null>;
 }
 
-export async function waitReady(base: string, timeoutMs = 60_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${base} not ready within ${timeoutMs} ms`);
+/** Waits for the service at `base` to answer /readyz (ops/runtime.ts). */
+export function waitReady(base: string, timeoutMs = 60_000): Promise<void> {
+  return waitReadyUrl(`${base}/readyz`, timeoutMs);
 }
 
 /** Spawns exactly what `npm start` runs (compiled JavaScript, no TypeScript loader), and waits for /readyz. */

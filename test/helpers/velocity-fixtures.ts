@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import assert from 'node:assert/strict';
 import { LosslessNumber } from 'lossless-json';
-import { CardServiceError, type CardServiceClient } from '../../sdk/index.ts';
+import type { CardServiceClient } from '../../sdk/index.ts';
+export { expectCode } from './expect-code.ts';
 
 /** Shared set-up of the velocity tests: companies and employees through the public API. */
 
@@ -25,20 +25,6 @@ export async function newEmployee(client: CardServiceClient, organizationId: str
     },
   });
   return employee.customerId;
-}
-
-/** Expects the call to fail with this code; returns the error. */
-export async function expectCode(promise: Promise<unknown>, code: string, messageIncludes?: string): Promise<CardServiceError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof CardServiceError, `expected CardServiceError, got ${String(err)}`);
-    assert.equal(err.code, code, err.message);
-    assert.equal(err.httpStatus, 200);
-    if (messageIncludes) assert.ok(err.message.includes(messageIncludes), `"${err.message}" should mention ${messageIncludes}`);
-    return err;
-  }
-  assert.fail(`expected ${code}, but the call succeeded`);
 }
 
 export const dec = (text: string) => new LosslessNumber(text);

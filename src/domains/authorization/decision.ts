@@ -32,7 +32,7 @@ import { insertApprovalForwarding, insertForwarding, STAND_IN_REASONS, type Forw
 import type { TransactionView } from './schemas.ts';
 import { releaseHold } from './service.ts';
 import {
-  claimAwaitedDecision, decisionState, leaseOverdueDecisions, lockAuthorization, releaseDecisionLease, transactionJson, updateAuthorization,
+  claimAwaitedDecision, decisionState, leaseOverdueDecisions, lockAuthorization, overdueDecisionsBacklog, releaseDecisionLease, transactionJson, updateAuthorization,
   type AwaitedDecision,
 } from './store.ts';
 
@@ -356,6 +356,7 @@ export function decisionRecoveryJob(): JobDefinition<AwaitedDecision> {
     concurrency: 1,
     identify: (d) => ({ id: d.transId, attempt: d.attempts }),
     claim: (q, lease) => leaseOverdueDecisions(q, { ...lease, maxAttempts: DECISION_RECOVERY_MAX_ATTEMPTS }),
+    backlog: (q, now) => overdueDecisionsBacklog(q, now, DECISION_RECOVERY_MAX_ATTEMPTS),
     complete: async (q, d, _none, lease) => {
       const exchange = serviceError('no decision was recorded by its due time (recovered)', lease.now.getTime() - d.createdAt.getTime());
       const result = await decideIn(q, lease.now, d.transId, { token: lease.token }, exchange);

@@ -215,7 +215,7 @@ export interface SettleInput {
  * Runs a settlement message once per network id: copies wait for the first and get its answer.
  * `book` returns the transaction view of the new record.
  */
-async function onceperMessage(deps: AuthorizationDeps, networkTransactionId: string | undefined, book: (q: Queryable, messageId: string) => Promise<string>): Promise<TransactionView> {
+async function oncePerMessage(deps: AuthorizationDeps, networkTransactionId: string | undefined, book: (q: Queryable, messageId: string) => Promise<string>): Promise<TransactionView> {
   return view(await deps.db.tx(async (q) => {
     if (networkTransactionId !== undefined) {
       await lockNetworkMessage(q, networkTransactionId);
@@ -299,7 +299,7 @@ async function settlementAccount(q: Queryable, partnerId: string, currency: stri
  */
 export async function clear(deps: AuthorizationDeps, input: SettleInput): Promise<TransactionView> {
   const final = parseAmount('amount', input.amount, SETTLEMENT_RULES);
-  return onceperMessage(deps, input.networkTransactionId, async (q, messageId) => {
+  return oncePerMessage(deps, input.networkTransactionId, async (q, messageId) => {
     const auth = await lockForSettlement(q, input.authorization);
     if (auth.status === 'DECLINED' || auth.status === 'CLEARED') {
       throw new ApiError('TRANSACTION_STATUS_INVALID', `Authorization ${auth.transId} is ${auth.status}`);
@@ -357,7 +357,7 @@ function settlementBase(auth: TransactionRow, source: Source, messageId: string,
 /** Reversal (D32, D34): full or partial, of what is still held; usage back in the original periods. */
 export async function reverse(deps: AuthorizationDeps, input: SettleInput): Promise<TransactionView> {
   const amount = parseAmount('amount', input.amount, SETTLEMENT_RULES);
-  return onceperMessage(deps, input.networkTransactionId, async (q, messageId) => {
+  return oncePerMessage(deps, input.networkTransactionId, async (q, messageId) => {
     const auth = await lockForSettlement(q, input.authorization);
     if (auth.status !== 'PENDING') throw new ApiError('TRANSACTION_STATUS_INVALID', `Authorization ${auth.transId} is ${auth.status}`);
     const hold = fromDb(auth.holdAmount);
@@ -397,7 +397,7 @@ export async function refund(deps: AuthorizationDeps, input: RefundInput): Promi
   if (input.merchantCountry !== undefined && !isIsoCountry(input.merchantCountry)) {
     throw paramInvalid('merchantCountry', 'must be an ISO 3166-1 alpha-2 code');
   }
-  return onceperMessage(deps, input.networkTransactionId, async (q, messageId) => {
+  return oncePerMessage(deps, input.networkTransactionId, async (q, messageId) => {
     const card = await findSpendCard(q, input.cardId);
     if (!card || (input.partnerId !== null && card.partnerId !== input.partnerId)) {
       throw new ApiError('CARD_INVALID', `Card ${input.cardId} does not exist`);

@@ -128,6 +128,15 @@ export async function leaseOverdueDecisions(
   );
 }
 
+/** The decision-recovery job's backlog: awaited decisions overdue by `now` that it may still take (metrics, issue 27). */
+export async function overdueDecisionsBacklog(q: Queryable, now: Date, maxAttempts: number): Promise<{ pending: number; oldestDueAt: Date | null }> {
+  const [row] = await q.query<{ pending: number; oldestDueAt: Date | null }>(
+    `SELECT count(*)::int AS pending, min(due_at) AS "oldestDueAt" FROM auth_decisions WHERE due_at <= $1 AND attempts < $2`,
+    [now, maxAttempts],
+  );
+  return row;
+}
+
 /** A failed recovery: due again at `retryAt`, or never (given up, left to operators) when null. */
 export async function releaseDecisionLease(q: Queryable, transId: string, token: string, retryAt: Date | null): Promise<boolean> {
   const rows = await q.query(

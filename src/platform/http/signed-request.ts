@@ -37,3 +37,48 @@ export function verifySignedRequest(
   }
   return { apiKey: req.apiKey, timestampMs, nonce: Number(req.nonce) };
 }
+
+/** What the extraction reads of a request (a FastifyRequest has it all). */
+interface IncomingSigned {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  rawBody?: Buffer | null;
+  query?: unknown;
+  ip: string;
+}
+
+const SIGNATURE_VALUES = ['x-dapi-api-key', 'x-dapi-timestamp', 'x-dapi-nonce', 'x-dapi-sign'] as const;
+
+function signedWith(value: (name: (typeof SIGNATURE_VALUES)[number]) => string | undefined, payload: Buffer, ip: string): SignedRequest {
+  return { apiKey: value('x-dapi-api-key'), timestamp: value('x-dapi-timestamp'), nonce: value('x-dapi-nonce'), sign: value('x-dapi-sign'), payload, ip };
+}
+
+const headerOf = (req: IncomingSigned) => (name: string) => {
+  const value = req.headers[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/** The 5.2 values of a signed call from its headers; the payload is the raw query string (GET) or the raw body (D6). */
+export function signedRequestOf(req: IncomingSigned): SignedRequest {
+  const queryAt = req.url.indexOf('?');
+  const payload = req.method === 'GET'
+    ? Buffer.from(queryAt === -1 ? '' : req.url.slice(queryAt + 1), 'utf8')
+    : req.rawBody ?? Buffer.alloc(0);
+  return signedWith(headerOf(req), payload, req.ip);
+}
+
+/**
+ * A WebSocket upgrade's 5.2 values (D39): the headers or, for browsers (which cannot set headers on
+ * an upgrade), query parameters of the same names; signed over an empty payload.
+ */
+export function signedUpgradeOf(req: IncomingSigned): SignedRequest {
+  const header = headerOf(req);
+  const query = (req.query ?? {}) as Record<string, unknown>;
+  return signedWith((name) => {
+    const h = header(name);
+    if (h !== undefined) return h;
+    const q = query[name];
+    return typeof q === 'string' ? q : undefined;
+  }, Buffer.alloc(0), req.ip);
+}

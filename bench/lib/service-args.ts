@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { startArgs } from '../ops/runtime.ts';
+import { startArgs } from '../../ops/runtime.ts';
 
 /**
  * The node arguments of the service exactly as `npm start` runs it (package.json: `exec node

@@ -11,11 +11,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { AdminClient } from '../sdk/index.ts';
+import { AdminClient } from '../../sdk/index.ts';
 import {
   boundLines, costRatioLine, freshDatabase, loadAt, median, pgbench, pgbenchTps, signedGetFloor, startService, stopService, type Service,
-} from './authorization.ts';
-import { signedHeaders } from './signing.ts';
+} from '../lib/authorizations.ts';
+import { signedHeaders } from '../lib/signing.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
@@ -83,7 +83,7 @@ async function newPartner(service: Service): Promise<Partner> {
 /**
  * The booking function alone, without HTTP and Node: pgbench calls user_asset_move (a credit of
  * one of the 1,000 users, fresh ids) at the same 8 clients. Shows how much of the end-to-end gap to
- * TPC-B is the database work and how much the HTTP path sharing the same two cores.
+ * TPC-B is the database work and how much the HTTP path sharing the same CPU.
  */
 function databaseCallAlone(dbName: string, partnerId: string, durationS: number, dir: string): { tps: number; postgresCpuMsPerTx: number; machineCpuMsPerTx: number } {
   const script = path.join(dir, 'user-asset-move.sql');

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import cliProgress from 'cli-progress';
 import { parse as parseLossless, stringify as stringifyLossless, isLosslessNumber } from 'lossless-json';
-import { operatorCommands } from './operator-cli.ts';
+import { AdminClient, CardServiceError, type CreatePartnerInput, type ReencryptProgress, type UpdatePartnerInput } from '../../sdk/index.ts';
+import { operatorCommands } from './operators.ts';
 
 /**
  * The operator command line (`npm run admin -- <command>`, D13): one command per admin API route
@@ -44,35 +45,24 @@ function adminToken(env: NodeJS.ProcessEnv): string {
   throw new CliFailure('ADMIN_TOKEN is not set and no generated token was found in the data folder (./data/admin-token); start the service once or set ADMIN_TOKEN', 2);
 }
 
-async function callAdmin(io: CliIo, globals: AdminGlobals, method: 'GET' | 'POST', route: string, body?: unknown): Promise<unknown> {
-  const token = adminToken(io.env);
-  const url = globals.url.replace(/\/+$/, '') + route;
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method,
-      // The user agent labels the audit trail's entries of these calls with channel cli (issue 29).
-      headers: { authorization: `Bearer ${token}`, 'user-agent': 'cardsvc-admin-cli', ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
-      body: method === 'POST' ? stringifyLossless(body ?? {}) : undefined,
-      signal: AbortSignal.timeout(60_000),
-    });
-  } catch (err) {
-    const c = (err as { cause?: { code?: string; message?: string; errors?: { code?: string }[] } }).cause;
-    const cause = c?.code ?? c?.errors?.[0]?.code ?? c?.message ?? "no answer";
-    throw new CliFailure(`cannot reach the service at ${globals.url} (${cause}); is it running? Set --url or ADMIN_URL`, 1);
+/** An admin client of the SDK for this command's --url and token; the user agent labels the audit trail's entries with channel cli (issue 29). */
+function adminClient(io: CliIo, globals: AdminGlobals): AdminClient {
+  return new AdminClient(globals.url, adminToken(io.env), { userAgent: 'cardsvc-admin-cli', timeoutMs: CALL_TIMEOUT_MS });
+}
+
+const CALL_TIMEOUT_MS = 60_000;
+
+/** A failed admin call as the CLI's one line: unreachable, no answer in time, not an envelope, or the envelope's code. */
+export function cliFailureOf(err: unknown, url: string): unknown {
+  if (!(err instanceof CardServiceError)) return err;
+  if (err.code === 'NETWORK_ERROR') {
+    const c = ((err.cause as { cause?: unknown } | undefined)?.cause ?? undefined) as { code?: string; message?: string; errors?: { code?: string }[] } | undefined;
+    const cause = c?.code ?? c?.errors?.[0]?.code ?? c?.message ?? 'no answer';
+    return new CliFailure(`cannot reach the service at ${url} (${cause}); is it running? Set --url or ADMIN_URL`, 1);
   }
-  const text = await res.text();
-  let envelope: { code?: string; message?: string | null; data?: unknown };
-  try {
-    envelope = parseLossless(text) as typeof envelope;
-  } catch {
-    throw new CliFailure(`unexpected answer from ${url}: HTTP ${res.status}, not JSON`, 1);
-  }
-  if (envelope?.code !== 'SYS_SUCCESS') {
-    const code = envelope?.code ?? `HTTP_${res.status}`;
-    throw new CliFailure(`${code}: ${envelope?.message ?? `HTTP ${res.status}`}`, ENVELOPE_USAGE_CODES.has(code) ? 2 : 1);
-  }
-  return envelope.data ?? null;
+  if (err.code === 'TIMEOUT') return new CliFailure(`no answer from the service at ${url} within ${CALL_TIMEOUT_MS / 1000} s; try again, or check the service's log`, 1);
+  if (err.code === 'INVALID_RESPONSE') return new CliFailure(`unexpected answer from the service: ${err.message}`, 1);
+  return new CliFailure(`${err.code}: ${err.message || `HTTP ${err.httpStatus}`}`, ENVELOPE_USAGE_CODES.has(err.code) ? 2 : 1);
 }
 
 // ---- output -----------------------------------------------------------------------------------
@@ -254,12 +244,21 @@ export function adminCommand(io: CliIo): Command {
     .option('--json', 'print the answer as JSON (for scripts) instead of text')
     .configureHelp(HELP_CONFIGURATION);
   const globals = (cmd: Command) => cmd.optsWithGlobals() as AdminGlobals;
-  const call = (cmd: Command, method: 'GET' | 'POST', route: string, body?: unknown) => callAdmin(io, globals(cmd), method, route, body);
+  /** Runs calls of the SDK's admin client; a failure becomes the CLI's one line. */
+  const admin$ = async <T>(cmd: Command, calls: (client: AdminClient) => Promise<T>): Promise<T> => {
+    const g = globals(cmd);
+    const client = adminClient(io, g);
+    try {
+      return await calls(client);
+    } catch (err) {
+      throw cliFailureOf(err, g.url);
+    }
+  };
 
   partnerOptions(admin.command('partner-create').description('create a partner; sandbox prints its apiKey and secretKey once'), false)
     .requiredOption('--name <name>', 'display name')
     .action(async (o: PartnerOptions, cmd: Command) => {
-      const created = await call(cmd, 'POST', '/internal/admin/v1/partners', partnerBody(o)) as Json;
+      const created = await admin$(cmd, (c) => c.createPartner(partnerBody(o) as CreatePartnerInput));
       print(io, globals(cmd), created, 'Partner created. The secretKey is shown only now: hand it over securely.');
     });
 
@@ -268,10 +267,12 @@ export function adminCommand(io: CliIo): Command {
     .action(async (o: PartnerOptions & { partnerId: string }, cmd: Command) => {
       const changes = partnerBody(o);
       if (Object.keys(changes).length === 0) throw new CliFailure('nothing to change: give at least one setting option (see partner-update --help)', 2);
-      const before = await call(cmd, 'GET', `/internal/admin/v1/partners/detail?partnerId=${encodeURIComponent(o.partnerId)}`) as Json;
-      const view = await call(cmd, 'POST', '/internal/admin/v1/partners/update', { partnerId: o.partnerId, ...changes }) as Json;
+      const [before, view] = await admin$(cmd, async (c) => {
+        const current = await c.partner(o.partnerId);
+        return [current, await c.updatePartner(o.partnerId, changes as UpdatePartnerInput)] as const;
+      });
       if (globals(cmd).json) return print(io, globals(cmd), view);
-      const changed = partnerChanges(before, view);
+      const changed = partnerChanges(before as Json, view as Json);
       io.out(changed.length ? `Partner updated. Changed:\n${changed.map((l) => `  ${l}`).join('\n')}\n` : 'Partner updated: nothing changed (the settings were already so).\n');
       io.out(humanize(view));
     });
@@ -280,16 +281,13 @@ export function adminCommand(io: CliIo): Command {
     .option('--page <n>', 'page, from 1', positiveInt)
     .option('--page-size <n>', 'page size, at most 100', positiveInt)
     .action(async (o: { page?: number; pageSize?: number }, cmd: Command) => {
-      const query = new URLSearchParams();
-      if (o.page) query.set('page', String(o.page));
-      if (o.pageSize) query.set('pageSize', String(o.pageSize));
-      print(io, globals(cmd), await call(cmd, 'GET', `/internal/admin/v1/partners${query.size ? `?${query}` : ''}`));
+      print(io, globals(cmd), await admin$(cmd, (c) => c.listPartners({ page: o.page, pageSize: o.pageSize })));
     });
 
   admin.command('partner-show').description('show one partner')
     .requiredOption('--partner-id <id>', 'the partner')
     .action(async (o: { partnerId: string }, cmd: Command) => {
-      print(io, globals(cmd), await call(cmd, 'GET', `/internal/admin/v1/partners/detail?partnerId=${encodeURIComponent(o.partnerId)}`));
+      print(io, globals(cmd), await admin$(cmd, (c) => c.partner(o.partnerId)));
     });
 
   admin.command('credential-link').description('mail a one-time credential retrieval link')
@@ -297,17 +295,17 @@ export function adminCommand(io: CliIo): Command {
     .requiredOption('--email <address>', 'secure mailbox of the partner')
     .requiredOption('--retrieval-ip <ip>', 'the only address the link works from')
     .action(async (o: { partnerId: string; email: string; retrievalIp: string }, cmd: Command) => {
-      print(io, globals(cmd), await call(cmd, 'POST', '/internal/admin/v1/credential-links', { partnerId: o.partnerId, email: o.email, retrievalIp: o.retrievalIp }), 'Link mailed.');
+      print(io, globals(cmd), await admin$(cmd, (c) => c.createCredentialLink({ partnerId: o.partnerId, email: o.email, retrievalIp: o.retrievalIp })), 'Link mailed.');
     });
 
   admin.command('kyc-decision').description("decide an employee's pending KYC review")
     .requiredOption('--customer-id <id>', 'the employee')
     .addOption(new Option('--decision <decision>', 'the outcome').choices(['APPROVED', 'REJECTED']).makeOptionMandatory())
     .option('--reason <text>', 'reason (shown to the partner)')
-    .action(async (o: { customerId: string; decision: string; reason?: string }, cmd: Command) => {
-      print(io, globals(cmd), await call(cmd, 'POST', '/internal/admin/v1/kyc-decisions', {
+    .action(async (o: { customerId: string; decision: 'APPROVED' | 'REJECTED'; reason?: string }, cmd: Command) => {
+      print(io, globals(cmd), await admin$(cmd, (c) => c.decideKyc({
         customerId: o.customerId, decision: o.decision, ...(o.reason ? { reason: o.reason } : {}),
-      }));
+      })));
     });
 
   admin.command('outbox-mail').description('mail the service wrote to its outbox (sandbox without SMTP), newest first, each in full')
@@ -315,21 +313,17 @@ export function adminCommand(io: CliIo): Command {
     .option('--page <n>', 'page, from 1', positiveInt)
     .option('--page-size <n>', 'mails per page, at most 100', positiveInt)
     .action(async (o: { recipient?: string; page?: number; pageSize?: number }, cmd: Command) => {
-      const query = new URLSearchParams();
-      if (o.recipient) query.set('recipient', o.recipient);
-      if (o.page) query.set('page', String(o.page));
-      if (o.pageSize) query.set('pageSize', String(o.pageSize));
-      const page = await call(cmd, 'GET', `/internal/admin/v1/outbox-mail${query.size ? `?${query}` : ''}`);
+      const page = await admin$(cmd, (c) => c.outboxMail({ recipient: o.recipient || undefined, page: o.page, pageSize: o.pageSize }));
       if (globals(cmd).json) print(io, globals(cmd), page);
       else io.out(humanizeMail(page));
     });
 
   admin.command('card-keys').description('card data keys: ids, purposes, check values (never key material)')
-    .action(async (_o: unknown, cmd: Command) => print(io, globals(cmd), await call(cmd, 'GET', '/internal/admin/v1/card-keys')));
+    .action(async (_o: unknown, cmd: Command) => print(io, globals(cmd), await admin$(cmd, (c) => c.cardKeys())));
 
   admin.command('card-keys-rotate').description('make a new PAN data key active; then run card-keys-reencrypt')
     .action(async (_o: unknown, cmd: Command) => {
-      print(io, globals(cmd), await call(cmd, 'POST', '/internal/admin/v1/card-keys/rotate', { purpose: 'PAN_DATA' }), 'New PAN data key active.');
+      print(io, globals(cmd), await admin$(cmd, (c) => c.rotatePanDataKey()), 'New PAN data key active.');
     });
 
   admin.command('card-keys-reencrypt').description('re-seal every card under a retired PAN data key with the active one, batch by batch, to the end')
@@ -338,9 +332,9 @@ export function adminCommand(io: CliIo): Command {
       const g = globals(cmd);
       let done = 0;
       let bar: cliProgress.SingleBar | null = null;
-      let last: Json = {};
+      let last: ReencryptProgress | null = null;
       for (;;) {
-        last = await call(cmd, 'POST', '/internal/admin/v1/card-keys/reencrypt', { limit: Math.min(o.batch, 1000) }) as Json;
+        last = await admin$(cmd, (c) => c.reencryptCardData(Math.min(o.batch, 1000)));
         const reencrypted = Number(last.reencrypted);
         const remaining = Number(last.remaining);
         done += reencrypted;
@@ -366,16 +360,16 @@ export function adminCommand(io: CliIo): Command {
     .requiredOption('--name <name>', 'whose key (the processor)')
     .option('--ip <ip>', 'allowed source address or CIDR; repeatable', collect)
     .action(async (o: { name: string; ip?: string[] }, cmd: Command) => {
-      print(io, globals(cmd), await call(cmd, 'POST', '/internal/admin/v1/network-keys', { name: o.name, ipAllowlist: o.ip ?? [] }), 'Network key created. The secretKey is shown only now.');
+      print(io, globals(cmd), await admin$(cmd, (c) => c.createNetworkKey({ name: o.name, ipAllowlist: o.ip ?? [] })), 'Network key created. The secretKey is shown only now.');
     });
 
   admin.command('network-key-list').description('card network ingress keys (no secrets)')
-    .action(async (_o: unknown, cmd: Command) => print(io, globals(cmd), await call(cmd, 'GET', '/internal/admin/v1/network-keys')));
+    .action(async (_o: unknown, cmd: Command) => print(io, globals(cmd), await admin$(cmd, (c) => c.networkKeys())));
 
   admin.command('network-key-revoke').description('revoke a card network ingress key')
     .requiredOption('--key-id <id>', 'the key')
     .action(async (o: { keyId: string }, cmd: Command) => {
-      print(io, globals(cmd), await call(cmd, 'POST', '/internal/admin/v1/network-keys/revoke', { networkKeyId: o.keyId }), 'Key revoked.');
+      print(io, globals(cmd), await admin$(cmd, (c) => c.revokeNetworkKey(o.keyId)), 'Key revoked.');
     });
 
   admin.command('call').description('any admin route: call GET|POST <route> [--body JSON], e.g. call GET partners')
@@ -388,9 +382,10 @@ export function adminCommand(io: CliIo): Command {
     .option('--body <json>', 'POST body, a JSON object', jsonObject)
     .action(async (method: 'GET' | 'POST', route: string, o: { body?: Json }, cmd: Command) => {
       if (method === 'GET' && o.body) throw new CliFailure('--body is for POST only', 2);
-      print(io, globals(cmd), await call(cmd, method, adminRoute(route), method === 'POST' ? (o.body ?? {}) : undefined));
+      const path = adminRoute(route);
+      print(io, globals(cmd), await admin$(cmd, (c) => c.call(method, path, method === 'POST' ? { body: o.body ?? {} } : {})));
     });
 
-  operatorCommands(admin, { call, print: (cmd, data, heading) => print(io, globals(cmd), data, heading) });
+  operatorCommands(admin, { admin: admin$, print: (cmd, data, heading) => print(io, globals(cmd), data, heading) });
   return admin;
 }

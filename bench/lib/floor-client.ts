@@ -1,7 +1,7 @@
 /**
- * The client side of the host's floor (bench/authorization.ts, loopbackFloor), in its own process so
+ * The client side of the host's floor (bench/scenarios/forwarding.ts, loopbackFloor), in its own process so
  * that the load generator's event loop is not part of it: sequential POSTs of a forwarding-sized body
- * (1 KiB) over one keep-alive connection to bench/plain-server.ts on PORT, one every 1/RATE s, then
+ * (1 KiB) over one keep-alive connection to bench/lib/plain-server.ts on PORT, one every 1/RATE s, then
  * sends the parent the time of each exchange in ms.
  */
 import http from 'node:http';

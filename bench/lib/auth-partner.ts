@@ -9,7 +9,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { createAuthUrlHandler } from '../sdk/index.ts';
+import { createAuthUrlHandler } from '../../sdk/index.ts';
 
 const servicePublicKey = process.env.SERVICE_PUBLIC_KEY ?? '';
 const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });

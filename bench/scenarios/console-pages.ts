@@ -3,14 +3,14 @@
  * 100,000 card transactions and their 100,000 CARD_TRANSACTION events (copies of a real declined
  * authorization, by SQL), 100,000 audit-trail entries, then times each page as a logged-in support
  * operator: the median of 5 requests after one warm-up. Run once, by hand:
- *   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node --import tsx bench/console-pages.ts
+ *   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node --import tsx bench/scenarios/console-pages.ts
  * (without TEST_DATABASE_URL it runs on the embedded database). Not part of `npm run bench`.
  */
 import { performance } from 'node:perf_hooks';
-import { closeTestDatabase, startService } from '../test/helpers/service.ts';
-import { fundedCard, purchase } from '../test/helpers/authorization.ts';
-import { newEmployee } from '../test/helpers/companies.ts';
-import { consoleLogin, createOperatorViaApi } from '../test/helpers/console.ts';
+import { closeTestDatabase, startService } from '../../test/helpers/service.ts';
+import { fundedCard, purchase } from '../../test/helpers/authorization.ts';
+import { eventsOf, newEmployee } from '../../test/helpers/companies.ts';
+import { consoleLogin, createOperatorViaApi } from '../../test/helpers/console.ts';
 
 const N = Number(process.env.CONSOLE_BENCH_ROWS ?? 100_000);
 const svc = await startService();
@@ -28,14 +28,16 @@ await svc.db.query(
    FROM card_transactions t, generate_series(1, $2::int) g WHERE t.trans_id = $1`,
   [transId, N],
 );
-const [event] = await svc.db.query<{ event_id: string }>(`SELECT event_id FROM events WHERE business_id = $1 AND event_type = 'CARD_TRANSACTION'`, [world.card.cardId]);
+// The real event to copy, found through the partner API (the copies are made in bulk by SQL: 100,000
+// authorizations through the API would take hours; the copies are exact clones of rows the API made).
+const [event] = await eventsOf(world.client, { eventType: 'CARD_TRANSACTION', businessId: world.card.cardId });
 await svc.db.query(
   `INSERT INTO events
    SELECT (jsonb_populate_record(NULL::events, to_jsonb(e) || jsonb_build_object(
      'event_id', 'evb' || g, 'sequence', e.sequence + g, 'create_time', e.create_time - make_interval(secs => g),
      'payload', replace(e.payload, $3, 'txb' || g)))).*
    FROM events e, generate_series(1, $2::int) g WHERE e.event_id = $1`,
-  [event.event_id, N, transId],
+  [event.eventId, N, transId],
 );
 await svc.db.query(
   `INSERT INTO audit_trail (seq, recorded_at, actor, operator_id, role, channel, action, target, summary, outcome, source_ip, request_id, prev_hash, hash)

@@ -1,0 +1,123 @@
+/**
+ * npm run bench -- --scenario=authorization (issue 10): 200 funded cards across 40 companies on PostgreSQL; signed
+ *   POST /open-api/sandbox/v1/simulate/authorization at 8 connections through the full HTTP path
+ *   (the service runs as its own process, as `npm start` does). Alternating rounds with pgbench
+ *   TPC-B (`-i -s 10`, then `-M prepared -c 8 -j 2`) on the same PostgreSQL. Requests go round-robin
+ *   over the companies (consecutive requests, different pools); prints approvals/s,
+ *   p50, p99, the CPU per request of the service and of PostgreSQL (and per TPC-B transaction),
+ *   the ratio to pgbench (median of the rounds), then the embedded database's figure (its own
+ *   service, started after the PostgreSQL rounds so neither disturbs the other).
+ *   Target: approvals/s >= 0.40 x pgbench TPC-B, p99 < 50 ms.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  boundLines, buildWorld, CARDS_PER_COMPANY, COMPANIES, CONNECTIONS, costRatioLine, DURATION_S, freshDatabase, line, loadAuthorizations, median, pgbench,
+  PGBENCH_DB, pgbenchTps, ROUNDS, signedGetFloor, startService, stopService, type LoadSample, type Service, type World,
+} from '../lib/authorizations.ts';
+
+const BENCH_DB = 'cardsvc_bench_auth';
+
+/**
+ * The decision function alone, without HTTP and Node: pgbench calls card_authorize (1.00 on one of
+ * the world's cards, fresh ids) at the same 8 clients. Shows how much of the end-to-end gap to
+ * TPC-B is the database work and how much the HTTP path. The one place the bench reaches into the
+ * service's database: it measures that database call itself (its inputs, the world's cards, were
+ * made through the API; it reads no table).
+ */
+async function authorizeCallAlone(world: World, durationS: number, dir: string): Promise<{ tps: number; postgresCpuMsPerTx: number; machineCpuMsPerTx: number }> {
+  const now = new Date();
+  const y = now.getUTCFullYear();
+  const m = String(now.getUTCMonth() + 1).padStart(2, '0');
+  const keys = `{${y}${m}${String(now.getUTCDate()).padStart(2, '0')},${y}${m},${y}Q${Math.floor(now.getUTCMonth() / 3) + 1},${y}}`;
+  const script = path.join(dir, 'card-authorize.sql');
+  writeFileSync(script, [
+    `\\set i random(1, ${world.cardIds.length})`,
+    '\\set r random(1, 999999999999999)',
+    `SELECT a.outcome FROM card_authorize(:partner, (ARRAY[${world.cardIds.map((id) => `'${id}'`).join(',')}]::text[])[:i], 'SANDBOX', 'pgb' || :r, false, 1.00, 'USD', NULL, NULL, 'Bench shop', '5411', 'SG', 'POS', now(), now(), '${keys}'::text[], '{PAYMENT_FROZEN,ACCOUNT_FROZEN}'::text[], 'pbt' || :r, 'pbo' || :r, 'pbp' || :r, 'pbe' || :r, 'pbf' || :r, now() + interval '30 days') a;`,
+    '',
+  ].join('\n'));
+  return pgbenchTps(durationS, ['-f', script, '-D', `partner=${world.partnerId}`], BENCH_DB);
+}
+
+export async function authorizationScenario(): Promise<boolean> {
+  if (spawnSync('pgbench', ['--version']).status !== 0) throw new Error('pgbench is missing: apt-get install postgresql-client');
+  const pgUrl = await freshDatabase(BENCH_DB);
+  await freshDatabase(PGBENCH_DB);
+  pgbench(['-i', '-q', '-s', '10', PGBENCH_DB]);
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'cardsvc-bench-auth-'));
+  const services: Service[] = [];
+  try {
+    // The PostgreSQL rounds run alone: the embedded service (whose own workers would keep retrying
+    // its warm-up's webhook events) starts only after them.
+    const pgService = await startService('postgres', 18283, { DATABASE_URL: pgUrl, DATA_DIR: dataDir });
+    services.push(pgService);
+    console.log(`setting up ${COMPANIES} companies x ${CARDS_PER_COMPANY} funded cards on PostgreSQL ...`);
+    const pgWorld = await buildWorld(pgService);
+    if (process.env.BENCH_API_ONLY === '1') {
+      pgService.child.kill('SIGTERM');
+      await new Promise((r) => pgService.child.once('exit', r));
+      const apiOnly = await startService('postgres', 18283, { DATABASE_URL: pgUrl, DATA_DIR: dataDir, WORKERS: 'false' });
+      pgService.child = apiOnly.child;
+    }
+    await loadAuthorizations(pgService, pgWorld, 2); // warm-up
+
+    const auth: LoadSample[] = [];
+    const tps: number[] = [];
+    const tpsMachineCpu: number[] = [];
+    const callAlone: number[] = [];
+    const callAloneCpu: number[] = [];
+    const floorCpu: number[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const a = await loadAuthorizations(pgService, pgWorld, DURATION_S);
+      auth.push(a);
+      console.log(line(`round ${round} PostgreSQL`, a));
+      const t = pgbenchTps(DURATION_S);
+      tps.push(t.tps);
+      tpsMachineCpu.push(t.machineCpuMsPerTx);
+      console.log(`round ${round} pgbench TPC-B          ${t.tps.toFixed(0).padStart(6)} tps  cpu/transaction: postgres ${t.postgresCpuMsPerTx.toFixed(2)} ms, machine ${t.machineCpuMsPerTx.toFixed(2)} ms`);
+      const alone = await authorizeCallAlone(pgWorld, DURATION_S, dataDir);
+      callAlone.push(alone.tps);
+      callAloneCpu.push(alone.machineCpuMsPerTx);
+      console.log(`round ${round} card_authorize alone   ${alone.tps.toFixed(0).padStart(6)} calls/s  cpu/call: postgres ${alone.postgresCpuMsPerTx.toFixed(2)} ms, machine ${alone.machineCpuMsPerTx.toFixed(2)} ms  (pgbench, no HTTP)`);
+      const f = await signedGetFloor(pgService, pgWorld, DURATION_S);
+      floorCpu.push(f.machineCpuMsPerRequest);
+      console.log(`round ${round} signed GET floor       ${f.requestsPerS.toFixed(0).padStart(6)} requests/s  cpu/request: machine ${f.machineCpuMsPerRequest.toFixed(2)} ms`);
+    }
+    await stopService(pgService);
+
+    const embedded = await startService('embedded', 18284, { DATA_DIR: dataDir });
+    services.push(embedded);
+    console.log(`setting up the same world on the embedded database ...`);
+    const embeddedWorld = await buildWorld(embedded);
+    await loadAuthorizations(embedded, embeddedWorld, 2);
+    const emb: LoadSample[] = [];
+    for (let round = 1; round <= 2; round++) {
+      const e = await loadAuthorizations(embedded, embeddedWorld, DURATION_S);
+      emb.push(e);
+      console.log(line(`round ${round} embedded (PGlite)`, e));
+    }
+    const approvals = median(auth.map((s) => s.approvalsPerS));
+    const p50 = median(auth.map((s) => s.p50));
+    const p99 = median(auth.map((s) => s.p99));
+    const pgTps = median(tps);
+    const ratio = approvals / pgTps;
+    console.log(`\nmedian of ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION_S} s each, ${pgWorld.cardIds.length} cards in ${COMPANIES} companies:`);
+    console.log(`  PostgreSQL          ${approvals.toFixed(0)} approvals/s  p50 ${p50} ms  p99 ${p99} ms`);
+    console.log(`  pgbench TPC-B       ${pgTps.toFixed(0)} tps`);
+    console.log(`  ratio               ${ratio.toFixed(2)} x pgbench TPC-B`);
+    console.log(`  the decision call alone (pgbench, no HTTP): ${median(callAlone).toFixed(0)} calls/s = ${(median(callAlone) / pgTps).toFixed(2)} x TPC-B`);
+    console.log(costRatioLine('approval', median(auth.map((s) => s.machineCpuMsPerRequest)), median(tpsMachineCpu)));
+    console.log(boundLines('an approval', median(floorCpu), median(callAloneCpu), median(tpsMachineCpu), 0.4));
+    console.log(`  embedded (PGlite)   ${median(emb.map((s) => s.approvalsPerS)).toFixed(0)} approvals/s  p99 ${median(emb.map((s) => s.p99))} ms`);
+    const ok = ratio >= 0.4 && p99 < 50 && auth.every((s) => s.non2xx === 0 && s.errors === 0 && s.declined === 0);
+    console.log(`target approvals/s >= 0.40 x pgbench TPC-B and p99 < 50 ms: ${ok ? 'MET' : 'NOT MET'}`);
+    return ok;
+  } finally {
+    for (const s of services) await stopService(s);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+

@@ -1,0 +1,67 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { rmSync } from 'node:fs';
+import {
+  ADMIN_TOKEN, alternatingRounds, CONNECTIONS, DURATION_S, freshBenchDatabase, load, median, ROUNDS, startService, type Target,
+} from '../lib/signed-get.ts';
+
+/**
+ * Issue 27: the cost of observability on signed requests, in one run and alternating rounds, three
+ * services on one PostgreSQL database answering the signed GET of signed-get:
+ *   1. metrics and traces off (METRICS_ENABLED=false, no OTLP endpoint),
+ *   2. metrics on (scraped every 5 s as Prometheus would), traces off,
+ *   3. metrics on and traces exported over OTLP/HTTP protobuf to a local receiver (every request sampled),
+ *   4. the same with 10 % of the requests sampled (OTEL_TRACES_SAMPLER=parentbased_traceidratio), for reference.
+ * Targets: metrics cost at most 5 % of (1); traces (3) cost at most 15 % of (2).
+ */
+export async function observabilityScenario(): Promise<boolean> {
+  const { pgUrl, dataDir } = await freshBenchDatabase();
+  // The local OTLP receiver: counts the export requests and their bytes, answers 200.
+  const received = { requests: 0, bytes: 0 };
+  const receiver = http.createServer((req, res) => {
+    received.requests++;
+    req.on('data', (c: Buffer) => { received.bytes += c.length; });
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  await new Promise<void>((ok) => receiver.listen(0, '127.0.0.1', ok));
+  const otlp = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  const targets: Target[] = [];
+  const scrapers: NodeJS.Timeout[] = [];
+  try {
+    const common = { DATABASE_URL: pgUrl, DATA_DIR: dataDir, WORKERS: 'false' };
+    targets.push(await startService('both off', 18191, { ...common, METRICS_ENABLED: 'false' }));
+    targets.push(await startService('metrics on', 18192, common));
+    targets.push(await startService('metrics + traces', 18193, { ...common, OTEL_EXPORTER_OTLP_ENDPOINT: otlp, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }));
+    targets.push(await startService('+ traces 10 %', 18194, {
+      ...common, OTEL_EXPORTER_OTLP_ENDPOINT: otlp, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1',
+    }));
+    for (const t of targets.slice(1)) {
+      scrapers.push(setInterval(() => {
+        fetch(`http://127.0.0.1:${t.port}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.text(), () => '');
+      }, 5_000));
+    }
+    for (const t of targets) await load(t, 2); // warm-up
+    const samples = await alternatingRounds(targets);
+    const rps = (name: string) => median(samples.get(name)!.map((s) => s.rps));
+    console.log(`\nmedian of ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION_S} s each, signed GET on PostgreSQL:`);
+    for (const t of targets) {
+      console.log(`${t.name.padEnd(18)} ${rps(t.name).toFixed(0).padStart(7)} req/s  p99 ${String(median(samples.get(t.name)!.map((s) => s.p99))).padStart(4)} ms`);
+    }
+    const metricsCost = 1 - rps('metrics on') / rps('both off');
+    const tracesCost = 1 - rps('metrics + traces') / rps('metrics on');
+    console.log(`OTLP receiver: ${received.requests} export requests, ${(received.bytes / 1_048_576).toFixed(1)} MiB`);
+    console.log(`metrics cost ${(metricsCost * 100).toFixed(1)} % of both off (target <= 5 %): ${metricsCost <= 0.05 ? 'MET' : 'NOT MET'}`);
+    console.log(`traces cost ${(tracesCost * 100).toFixed(1)} % of metrics on (target <= 15 %): ${tracesCost <= 0.15 ? 'MET' : 'NOT MET'}`);
+    console.log(`traces cost with 10 % of requests sampled: ${((1 - rps('+ traces 10 %') / rps('metrics on')) * 100).toFixed(1)} % of metrics on`);
+    const bad = [...samples.values()].flat().reduce((n, s) => n + s.non2xx + s.errors, 0);
+    if (bad) console.log(`(${bad} failed requests!)`);
+    return bad === 0 && received.requests > 0;
+  } finally {
+    for (const s of scrapers) clearInterval(s);
+    for (const t of targets) t.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1000));
+    receiver.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+

@@ -2,7 +2,7 @@ import { Command, CommanderError } from 'commander';
 import pino, { type DestinationStream } from 'pino';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { migrate } from './platform/db/migrate.ts';
+import { migrate } from './migrate.ts';
 import { openDatabase } from './platform/db/open.ts';
 import { startWorkers } from './workers.ts';
 import { auditLedger } from './domains/ledger/index.ts';
@@ -49,7 +49,7 @@ async function serve(): Promise<void> {
   // Issue 27: OpenTelemetry only when OTEL_EXPORTER_OTLP_ENDPOINT is set (nothing of it loads otherwise).
   const tracing = await startTracing();
   const db = await openDatabase(config);
-  const applied = await migrate(db);
+  const migrated = await migrate(db);
   const log = await logDestination(config.logFormat, process.stdout.isTTY === true);
   setInterval(log.flush, LOG_FLUSH_INTERVAL_MS).unref();
   process.on('exit', log.flush);
@@ -57,7 +57,8 @@ async function serve(): Promise<void> {
   const { app, ctx } = await buildApp({ config, db, logStream });
   for (const line of announcements) process.stdout.write(`${line}\n`);
   for (const notice of notices) app.log.warn(notice);
-  if (applied.length) app.log.info({ applied }, 'migrations applied');
+  if (migrated.versions.length) app.log.info({ applied: migrated.versions }, 'migrations applied');
+  if (migrated.repeatable.length) app.log.info({ applied: migrated.repeatable }, 'database functions applied');
   const workers = config.workers ? startWorkers(ctx, app.log) : null;
   await app.listen({ port: config.port, host: config.host });
   app.log.info({ env: config.env, database: db.kind, port: config.port, metricsPort: config.metricsPort, tracing: tracing !== null }, 'service started');
@@ -82,7 +83,8 @@ async function serve(): Promise<void> {
 async function migrateOnly(): Promise<void> {
   const { config } = loadConfig();
   const db = await openDatabase(config);
-  const applied = await migrate(db);
+  const { versions, repeatable } = await migrate(db);
+  const applied = [...versions, ...repeatable];
   console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
   await db.close();
 }

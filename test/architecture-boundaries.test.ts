@@ -19,6 +19,16 @@ import path from 'node:path';
  *                     (store.ts, store-*.ts, *-store.ts) and src/platform/db/
  *   foreign-table     a store reads or writes a table another domain owns
  *   unowned-table     a migration creates a table TABLE_OWNERS does not assign
+ *   sql-function      database functions (issue 33): a numbered migration creates a function or
+ *                     trigger (they live in src/domains/<d>/sql/); a domain SQL file creates one
+ *                     without OR REPLACE (it is applied again whenever it changes); a function is
+ *                     defined twice; a file under src/domains/<d>/sql/ is missing from
+ *                     DATABASE_FUNCTIONS (src/migrate.ts) or listed there but absent; a function
+ *                     calls a function of a domain in the same or a higher layer; a store calls a
+ *                     function of another domain
+ *   foreign-table     (also) a database function reads, writes or hooks a trigger on a table of
+ *                     another domain without its line in the ```sql-foreign-tables block of
+ *                     docs/contributing.md; a line there that no function needs
  *   sdk-import        the SDK (sdk/) imports server code; the shared contract (sdk/contract/)
  *                     imports anything but typebox, lossless-json types and itself; the service
  *                     imports SDK files other than the contract (except the operator command line,
@@ -33,6 +43,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 /** Which domain owns each table (platform for cross-cutting ones). A new table needs an entry. */
 const TABLE_OWNERS: Record<string, string> = {
   schema_migrations: 'platform',
+  schema_functions: 'platform',
   outbox_mail: 'platform',
   card_keys: 'platform',
   idempotency_keys: 'platform',
@@ -90,7 +101,7 @@ const TABLE_OWNERS: Record<string, string> = {
 
 export type ViolationKind =
   | 'bypass' | 'store-export' | 'missing-index' | 'unknown-domain' | 'layering' | 'domain-cycle' | 'app-import'
-  | 'platform-import' | 'sql-outside-store' | 'foreign-table' | 'unowned-table' | 'sdk-import';
+  | 'platform-import' | 'sql-outside-store' | 'foreign-table' | 'unowned-table' | 'sdk-import' | 'sql-function';
 
 export interface Violation {
   kind: ViolationKind;
@@ -152,7 +163,7 @@ function isPlatform(file: string): boolean {
   return file.startsWith('src/platform/') || file === 'src/config.ts';
 }
 
-const TOP_LEVEL = new Set(['src/app.ts', 'src/workers.ts', 'src/main.ts']);
+const TOP_LEVEL = new Set(['src/app.ts', 'src/workers.ts', 'src/main.ts', 'src/migrate.ts']);
 
 function resolve(from: string, specifier: string): string | null {
   if (!specifier.startsWith('.')) return null;
@@ -245,7 +256,152 @@ export function parseLayering(markdown: string): Map<string, number> {
   return layers;
 }
 
-export function checkBoundaries(tree: SourceTree, layering: Map<string, number>, tableOwners: Record<string, string> = TABLE_OWNERS): Violation[] {
+/** How a database function touches a table: reads (FROM / JOIN), writes (INSERT / UPDATE / DELETE), on (a trigger on it). */
+export type TableUse = 'reads' | 'writes' | 'on';
+
+/** One line of the ```sql-foreign-tables block: `<function> <reads|writes|on> <table> ...`. */
+export interface ForeignTableGrant {
+  fn: string;
+  use: TableUse;
+  table: string;
+}
+
+/** Parses the ```sql-foreign-tables block of docs/contributing.md (text after `#` is a comment). */
+export function parseForeignTableGrants(markdown: string): ForeignTableGrant[] {
+  const block = /```sql-foreign-tables\n([\s\S]*?)```/.exec(markdown);
+  const grants: ForeignTableGrant[] = [];
+  for (const raw of block?.[1].split('\n') ?? []) {
+    const line = raw.replace(/#.*$/, '').trim();
+    if (!line) continue;
+    const [fn, use, ...tables] = line.split(/\s+/);
+    if (use !== 'reads' && use !== 'writes' && use !== 'on') throw new Error(`sql-foreign-tables: "${raw}" is not <function> reads|writes|on <table>...`);
+    for (const table of tables) grants.push({ fn, use, table });
+  }
+  return grants;
+}
+
+/** A database function of a domain SQL file, with the tables it touches and the functions it calls. */
+export interface SqlFunction {
+  name: string;
+  file: string;
+  domain: string;
+  tables: { use: TableUse; table: string }[];
+  calls: string[];
+}
+
+function withoutSqlComments(text: string): string {
+  return text.replace(/--.*$/gm, '');
+}
+
+const CREATE_FUNCTION = /\bCREATE[ \t\n]+(OR[ \t\n]+REPLACE[ \t\n]+)?FUNCTION[ \t\n]+([a-z_][a-z0-9_]*)/g;
+const CREATE_TRIGGER = /\bCREATE[ \t\n]+(OR[ \t\n]+REPLACE[ \t\n]+)?(?:CONSTRAINT[ \t\n]+)?TRIGGER[ \t\n]+([a-z_][a-z0-9_]*)[\s\S]*?[ \t\n]ON[ \t\n]+([a-z_][a-z0-9_]*)[\s\S]*?EXECUTE[ \t\n]+(?:FUNCTION|PROCEDURE)[ \t\n]+([a-z_][a-z0-9_]*)/g;
+/** Upper-case keywords and lower-case names, as this code base writes SQL. */
+const SQL_WRITE = /\b(?:INSERT[ \t\n]+INTO|DELETE[ \t\n]+FROM)[ \t\n]+([a-z_][a-z0-9_]*)|\bUPDATE[ \t\n]+([a-z_][a-z0-9_]*)(?:[ \t\n]+[a-z_][a-z0-9_]*)?[ \t\n]+SET\b/g;
+const SQL_READ = /\b(?:FROM|JOIN)[ \t\n]+([a-z_][a-z0-9_]*)(?![a-z0-9_]*[ \t\n]*\()/g;
+const SQL_CALL = /\b([a-z_][a-z0-9_]*)[ \t\n]*\(/g;
+
+/** The functions of the domain SQL files (src/domains/<d>/sql/*.sql): body by body, what each touches. */
+export function sqlFunctions(tree: SourceTree): SqlFunction[] {
+  const out: SqlFunction[] = [];
+  for (const [file, text] of tree) {
+    const m = /^src\/domains\/([^/]+)\/sql\/[^/]+\.sql$/.exec(file);
+    if (!m) continue;
+    const code = withoutSqlComments(text);
+    const starts = [...code.matchAll(CREATE_FUNCTION)];
+    starts.forEach((start, i) => {
+      const end = i + 1 < starts.length ? starts[i + 1].index : code.length;
+      const body = code.slice(start.index, end).replace(CREATE_TRIGGER, '');
+      const tables: SqlFunction['tables'] = [];
+      const reads = body.replace(SQL_WRITE, (w, a?: string, b?: string) => {
+        tables.push({ use: 'writes', table: (a ?? b)! });
+        return ' '.repeat(w.length);
+      });
+      for (const r of reads.matchAll(SQL_READ)) tables.push({ use: 'reads', table: r[1] });
+      const calls = [...body.matchAll(SQL_CALL)].map((c) => c[1]).filter((c) => c !== start[2]);
+      out.push({ name: start[2], file, domain: m[1], tables, calls });
+    });
+    for (const t of code.matchAll(CREATE_TRIGGER)) {
+      const fn = out.find((f) => f.name === t[4] && f.file === file);
+      fn?.tables.push({ use: 'on', table: t[3] });
+    }
+  }
+  return out;
+}
+
+/** The repeatable files of DATABASE_FUNCTIONS in src/migrate.ts, as repository paths. */
+function listedSqlFiles(tree: SourceTree): string[] {
+  const text = tree.get('src/migrate.ts') ?? '';
+  const list = /DATABASE_FUNCTIONS[^=]*=\s*\[([\s\S]*?)\]/.exec(text)?.[1] ?? '';
+  return [...list.matchAll(/'([a-z0-9-]+\/sql\/[a-z0-9_]+\.sql)'/g)].map((m) => `src/domains/${m[1]}`);
+}
+
+function checkSqlFunctions(tree: SourceTree, layering: Map<string, number>, tableOwners: Record<string, string>,
+  grants: readonly ForeignTableGrant[], add: (kind: ViolationKind, file: string, detail: string) => void): void {
+  for (const [file, text] of tree) {
+    if (!file.endsWith('.sql')) continue;
+    const code = withoutSqlComments(text);
+    const domainSql = /^src\/domains\/[^/]+\/sql\/[^/]+\.sql$/.test(file);
+    for (const f of code.matchAll(CREATE_FUNCTION)) {
+      if (!domainSql) add('sql-function', file, `creates function ${f[2]}: database functions live in src/domains/<domain>/sql/`);
+      else if (!f[1]) add('sql-function', file, `CREATE FUNCTION ${f[2]} without OR REPLACE: the file is applied again whenever it changes`);
+    }
+    for (const t of code.matchAll(CREATE_TRIGGER)) {
+      if (!domainSql) add('sql-function', file, `creates trigger ${t[2]}: triggers live beside their function in src/domains/<domain>/sql/`);
+      else if (!t[1]) add('sql-function', file, `CREATE TRIGGER ${t[2]} without OR REPLACE: the file is applied again whenever it changes`);
+    }
+  }
+
+  const listed = listedSqlFiles(tree);
+  const onDisk = [...tree.keys()].filter((f) => /^src\/domains\/[^/]+\/sql\/[^/]+\.sql$/.test(f));
+  for (const f of onDisk) if (!listed.includes(f)) add('sql-function', f, 'not listed in DATABASE_FUNCTIONS (src/migrate.ts): it would never be applied');
+  for (const f of listed) if (!tree.has(f)) add('sql-function', 'src/migrate.ts', `DATABASE_FUNCTIONS lists ${f}, which does not exist`);
+  for (const f of new Set(listed)) if (listed.indexOf(f) !== listed.lastIndexOf(f)) add('sql-function', 'src/migrate.ts', `DATABASE_FUNCTIONS lists ${f} twice`);
+
+  const fns = sqlFunctions(tree);
+  const owner = new Map<string, SqlFunction>();
+  for (const fn of fns) {
+    const first = owner.get(fn.name);
+    if (first) add('sql-function', fn.file, `function ${fn.name} is defined again (first in ${first.file}): one definition per function`);
+    else owner.set(fn.name, fn);
+  }
+  const used = new Set<ForeignTableGrant>();
+  for (const fn of fns) {
+    const seen = new Set<string>();
+    for (const { use, table } of fn.tables) {
+      const tableOwner = tableOwners[table];
+      if (tableOwner === undefined || tableOwner === fn.domain || seen.has(`${use} ${table}`)) continue;
+      seen.add(`${use} ${table}`);
+      const grant = grants.find((g) => g.fn === fn.name && g.use === use && g.table === table);
+      if (grant) used.add(grant);
+      else add('foreign-table', fn.file, `${fn.name} ${use} table ${table} of ${tableOwner} without a line in the sql-foreign-tables block of docs/contributing.md`);
+    }
+    for (const called of new Set(fn.calls)) {
+      const target = owner.get(called);
+      if (!target || target.domain === fn.domain) continue;
+      const a = layering.get(fn.domain);
+      const b = layering.get(target.domain);
+      if (a !== undefined && b !== undefined && b >= a) {
+        add('sql-function', fn.file, `${fn.name} (${fn.domain}, layer ${a}) calls ${called} of ${target.domain} (layer ${b}): only lower layers`);
+      }
+    }
+  }
+  for (const g of grants) {
+    if (!used.has(g)) add('foreign-table', 'docs/contributing.md', `sql-foreign-tables grants ${g.fn} ${g.use} ${g.table}, which no function needs: remove the line`);
+  }
+
+  // A store calls only its own domain's database functions (another domain's are reached through its index.ts).
+  for (const [file, text] of tree) {
+    const domain = domainOf(file);
+    if (!domain || !file.endsWith('.ts') || !isStoreFile(file)) continue;
+    for (const c of withoutComments(text).matchAll(SQL_CALL)) {
+      const target = owner.get(c[1]);
+      if (target && target.domain !== domain) add('sql-function', file, `calls ${c[1]} of ${target.domain}: a store calls only its own domain's database functions`);
+    }
+  }
+}
+
+export function checkBoundaries(tree: SourceTree, layering: Map<string, number>, tableOwners: Record<string, string> = TABLE_OWNERS,
+  foreignTableGrants: readonly ForeignTableGrant[] = []): Violation[] {
   const violations: Violation[] = [];
   const add = (kind: ViolationKind, file: string, detail: string) => violations.push({ kind, file, detail });
   const edges = new Map<string, Set<string>>();
@@ -308,6 +464,8 @@ export function checkBoundaries(tree: SourceTree, layering: Map<string, number>,
     }
   }
 
+  checkSqlFunctions(tree, layering, tableOwners, foreignTableGrants, add);
+
   for (const [table, file] of createdTables(tree)) {
     if (!(table in tableOwners)) add('unowned-table', file, `table ${table} has no owner in TABLE_OWNERS (test/architecture-boundaries.test.ts)`);
   }
@@ -354,7 +512,9 @@ function report(violations: Violation[]): string {
 }
 
 describe('architecture: domain boundaries (docs/contributing.md)', () => {
-  const layering = parseLayering(readFileSync(path.join(ROOT, 'docs/contributing.md'), 'utf8'));
+  const contributing = readFileSync(path.join(ROOT, 'docs/contributing.md'), 'utf8');
+  const layering = parseLayering(contributing);
+  const grants = parseForeignTableGrants(contributing);
 
   it('the layering is written in docs/contributing.md', () => {
     assert.ok(layering.size >= 10, 'the ```layering block lists the domains');
@@ -367,8 +527,27 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
     const tree = repositoryTree();
     assert.ok([...tree.keys()].filter((f) => f.startsWith('src/domains/')).length > 40, 'the scan sees the domains');
     assert.ok([...tree.keys()].some((f) => f.startsWith('test/')), 'the scan sees the tests');
-    const violations = checkBoundaries(tree, layering);
+    const violations = checkBoundaries(tree, layering, TABLE_OWNERS, grants);
     assert.equal(violations.length, 0, `boundary violations:\n${report(violations)}`);
+  });
+
+  it('database functions (issue 33): each defined once, in its domain\'s sql/ folder, touching other domains\' tables only as docs/contributing.md lists', () => {
+    const tree = repositoryTree();
+    const fns = sqlFunctions(tree);
+    const home = new Map(fns.map((f) => [f.name, f.file]));
+    assert.equal(home.size, fns.length, 'no function is defined twice');
+    // The scan sees the pipeline where it lives, and what it touches.
+    assert.equal(home.get('card_authorize'), 'src/domains/authorization/sql/card_authorize.sql');
+    assert.equal(home.get('ledger_post'), 'src/domains/ledger/sql/ledger_post.sql');
+    assert.equal(home.get('card_velocity_refusal'), 'src/domains/velocity/sql/card_velocity_refusal.sql');
+    assert.equal(home.get('user_asset_move'), 'src/domains/managed-balance/sql/user_asset_move.sql');
+    const authorize = fns.find((f) => f.name === 'card_authorize')!;
+    assert.ok(authorize.tables.some((t) => t.use === 'writes' && t.table === 'card_transactions'), 'card_authorize writes card_transactions');
+    assert.ok(authorize.calls.includes('ledger_post') && authorize.calls.includes('card_velocity_refusal'), 'card_authorize calls ledger_post and card_velocity_refusal');
+    assert.ok(grants.length >= 10, 'the sql-foreign-tables block of docs/contributing.md lists the exceptions');
+    for (const file of [...tree.keys()].filter((f) => /^src\/platform\/db\/migrations\/.*\.sql$/.test(f))) {
+      assert.doesNotMatch(tree.get(file)!, /\bCREATE\s+(OR\s+REPLACE\s+)?(FUNCTION|TRIGGER)\b/, `${file} defines no function or trigger`);
+    }
   });
 
   it('negative control: a tree with one of each shortcut is reported for each, and the corrected tree is clean', () => {
@@ -396,15 +575,36 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
       ['sdk/contract/alpha.ts', "import { Type } from 'typebox';\nimport { decimal } from '../client.ts';\n"],
       ['src/domains/alpha/routes.ts', "import { CardServiceClient } from '../../../sdk/index.ts';\n"],
       ['src/platform/db/migrations/001-x.sql', 'CREATE TABLE alpha_things (id text);\nCREATE TABLE beta_things (id text);\nCREATE TABLE stray (id text);\n'],
+      // Database functions: one in a numbered migration, one without OR REPLACE writing beta's table,
+      // one defined twice (in a file DATABASE_FUNCTIONS does not list), one calling a higher layer.
+      ['src/platform/db/migrations/002-y.sql', 'CREATE FUNCTION old_rule() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;\nCREATE TRIGGER t BEFORE INSERT ON alpha_things FOR EACH ROW EXECUTE FUNCTION old_rule();\n'],
+      ['src/domains/alpha/sql/alpha_fn.sql', 'CREATE FUNCTION alpha_fn() RETURNS void LANGUAGE plpgsql AS $$\nBEGIN\n  INSERT INTO beta_things (id) VALUES (1);\n  PERFORM gamma_fn();\nEND $$;\n'],
+      ['src/domains/alpha/sql/alpha_again.sql', 'CREATE OR REPLACE FUNCTION alpha_fn() RETURNS void LANGUAGE sql AS $$ SELECT 1 $$;\n'],
+      ['src/domains/gamma/sql/gamma_fn.sql', 'CREATE OR REPLACE FUNCTION gamma_fn() RETURNS void LANGUAGE sql AS $$ SELECT 1 $$;\n'],
+      ['src/domains/beta/store.ts', "export const x = (q) => q.query('SELECT alpha_fn()', []);\n"],
+      ['src/migrate.ts', "export const DATABASE_FUNCTIONS: readonly string[] = [\n  'alpha/sql/alpha_fn.sql',\n  'gamma/sql/gamma_fn.sql',\n  'alpha/sql/gone.sql',\n];\n"],
     ]);
     const owners = { alpha_things: 'alpha', beta_things: 'beta' };
-    const found = checkBoundaries(bad, layers, owners);
+    const found = checkBoundaries(bad, layers, owners, [{ fn: 'alpha_fn', use: 'reads', table: 'beta_things' }]);
     const kinds = new Set(found.map((v) => v.kind));
     const expected: ViolationKind[] = [
       'bypass', 'store-export', 'missing-index', 'unknown-domain', 'layering', 'domain-cycle', 'app-import', 'platform-import',
-      'sql-outside-store', 'foreign-table', 'unowned-table', 'sdk-import',
+      'sql-outside-store', 'foreign-table', 'unowned-table', 'sdk-import', 'sql-function',
     ];
     for (const kind of expected) assert.ok(kinds.has(kind), `reports ${kind}:\n${report(found)}`);
+    const sqlFinding = (file: string, detail: RegExp) => found.some((v) => v.file === file && detail.test(v.detail));
+    assert.ok(sqlFinding('src/platform/db/migrations/002-y.sql', /creates function old_rule/), 'a function in a numbered migration');
+    assert.ok(sqlFinding('src/platform/db/migrations/002-y.sql', /creates trigger t:/), 'a trigger in a numbered migration');
+    assert.ok(sqlFinding('src/domains/alpha/sql/alpha_fn.sql', /CREATE FUNCTION alpha_fn without OR REPLACE/), 'a function that cannot be applied again');
+    assert.ok(sqlFinding('src/domains/alpha/sql/alpha_again.sql', /alpha_fn is defined again/), 'a function defined twice');
+    assert.ok(sqlFinding('src/domains/alpha/sql/alpha_again.sql', /not listed in DATABASE_FUNCTIONS/), 'a file never applied');
+    assert.ok(sqlFinding('src/migrate.ts', /lists src\/domains\/alpha\/sql\/gone\.sql, which does not exist/), 'a listed file that is gone');
+    assert.ok(sqlFinding('src/domains/alpha/sql/alpha_fn.sql', /alpha_fn \(alpha, layer 1\) calls gamma_fn of gamma \(layer 3\)/), 'a call to a higher layer');
+    assert.ok(sqlFinding('src/domains/beta/store.ts', /calls alpha_fn of alpha/), 'a store calling another domain\'s function');
+    assert.ok(found.some((v) => v.kind === 'foreign-table' && v.file === 'src/domains/alpha/sql/alpha_fn.sql' && /alpha_fn writes table beta_things of beta/.test(v.detail)),
+      'a function writing another domain\'s table without a grant');
+    assert.ok(found.some((v) => v.kind === 'foreign-table' && v.file === 'docs/contributing.md' && /grants alpha_fn reads beta_things, which no function needs/.test(v.detail)),
+      'a grant no function needs');
     assert.ok(found.some((v) => v.kind === 'bypass' && v.file === 'test/beta.test.ts'), 'a test reaching into a domain is a bypass too');
     assert.ok(found.some((v) => v.kind === 'bypass' && v.file === 'src/app.ts'), 'the top level reaching into a domain is a bypass');
     assert.ok(found.some((v) => v.kind === 'app-import' && v.file === 'src/domains/gamma/service.ts'), 'a domain importing the command line');
@@ -427,9 +627,14 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
       ['sdk/resources/alpha.ts', "import type { Static } from 'typebox';\nimport type { Alpha } from '../contract/alpha.ts';\n"],
       ['src/domains/alpha/routes.ts', "import { Alpha } from '../../../sdk/contract/alpha.ts';\n"],
       ['test/beta.test.ts', "const { b } = await import('../src/domains/beta/index.ts');\n"],
-      ['src/platform/db/migrations/001-x.sql', 'CREATE TABLE alpha_things (id text);\n'],
+      ['src/platform/db/migrations/001-x.sql', 'CREATE TABLE alpha_things (id text);\nCREATE TABLE beta_things (id text);\n'],
+      ['src/platform/db/migrations/002-y.sql', '-- old_rule is retired.\nDROP TRIGGER IF EXISTS t ON alpha_things;\nDROP FUNCTION IF EXISTS old_rule();\n'],
+      ['src/domains/alpha/sql/alpha_fn.sql', 'CREATE OR REPLACE FUNCTION alpha_fn() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  INSERT INTO alpha_things (id) VALUES (1);\n  RETURN NULL;\nEND $$;\nCREATE OR REPLACE TRIGGER t AFTER INSERT ON alpha_things FOR EACH ROW EXECUTE FUNCTION alpha_fn();\nCREATE OR REPLACE FUNCTION alpha_total() RETURNS bigint LANGUAGE sql AS $$ SELECT count(*) FROM alpha_things $$;\n'],
+      ['src/domains/beta/sql/beta_fn.sql', 'CREATE OR REPLACE FUNCTION beta_fn() RETURNS bigint LANGUAGE plpgsql AS $$\nBEGIN\n  PERFORM alpha_total();\n  RETURN (SELECT count(*) FROM alpha_things a JOIN beta_things b ON b.id = a.id);\nEND $$;\n'],
+      ['src/domains/beta/store.ts', "export const x = (q) => q.query('SELECT beta_fn()', []);\n"],
+      ['src/migrate.ts', "export const DATABASE_FUNCTIONS: readonly string[] = [\n  'alpha/sql/alpha_fn.sql',\n  'beta/sql/beta_fn.sql',\n];\n"],
     ]);
-    assert.deepEqual(checkBoundaries(good, layers, { alpha_things: 'alpha' }), []);
+    assert.deepEqual(checkBoundaries(good, layers, { alpha_things: 'alpha', beta_things: 'beta' }, [{ fn: 'beta_fn', use: 'reads', table: 'alpha_things' }]), []);
   });
 
   it('the import parser sees multi-line, type-only, re-export and dynamic imports, and ignores comments and strings', () => {

@@ -18,7 +18,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { CardServiceClient, SignedHttpClient, type CardTransaction } from '../sdk/index.ts';
 import { openEmbedded, openPostgres, type Db } from '../src/platform/db/db.ts';
-import { migrate } from '../src/platform/db/migrate.ts';
+import { migrate } from '../src/migrate.ts';
 import { ADMIN_TOKEN, closeTestDatabase, MASTER_KEY, startService } from './helpers/service.ts';
 import { MAIN_JS } from './helpers/compiled-service.ts';
 import { fundedCard, fundsOf, purchase, usageOf, type SpendWorld } from './helpers/authorization.ts';

@@ -4,6 +4,12 @@ import { closeTestDatabase, startService, testDatabase, type TestService } from 
 import { rawRequest } from './helpers/raw-http.ts';
 import { CardServiceClient, CardServiceError, decimal, decimalText } from '../sdk/index.ts';
 import { allRoutes } from '../src/app.ts';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DATABASE_FUNCTIONS, databaseFunctions, migrate } from '../src/migrate.ts';
+import { migrate as applySchema } from '../src/platform/db/migrate.ts';
 
 const SETTINGS = '/open-api/partner/v1/settings';
 const ECHO = '/open-api/sandbox/v1/decimal-echo';
@@ -223,6 +229,62 @@ describe('per-partner rate limit', () => {
       await svc.close();
       await closeTestDatabase();
     }
+  });
+});
+
+describe('schema: numbered migrations, then each database function from its one file (issue 33)', () => {
+  after(closeTestDatabase);
+
+  it('the database holds exactly the functions and triggers of the domain SQL files, and starting again rewrites none', async () => {
+    const { db } = await testDatabase();
+    const files = databaseFunctions();
+    assert.equal(files.length, DATABASE_FUNCTIONS.length);
+    const text = files.map((f) => readFileSync(f.file, 'utf8')).join('\n');
+    const defined = [...text.matchAll(/^CREATE OR REPLACE FUNCTION (\w+)/gm)].map((m) => m[1]).sort();
+    const triggers = [...text.matchAll(/^CREATE OR REPLACE TRIGGER (\w+)/gm)].map((m) => m[1]).sort();
+    const inDb = (await db.query<{ name: string }>(
+      `SELECT p.proname AS name FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = current_schema() ORDER BY 1`)).map((r) => r.name);
+    assert.deepEqual(inDb, defined, 'one database function per definition, no leftover of an older migration');
+    const triggersInDb = (await db.query<{ name: string }>(
+      `SELECT t.tgname AS name FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = current_schema() AND NOT t.tgisinternal ORDER BY 1`)).map((r) => r.name);
+    assert.deepEqual(triggersInDb, triggers);
+    const recorded = await db.query<{ name: string; sha256: string }>('SELECT name, sha256 FROM schema_functions ORDER BY name');
+    assert.deepEqual(recorded, files.map((f) => ({ name: f.name, sha256: createHash('sha256').update(readFileSync(f.file, 'utf8')).digest('hex') }))
+      .sort((a, b) => (a.name < b.name ? -1 : 1)));
+    assert.deepEqual(await migrate(db), { versions: [], repeatable: [] }, 'nothing changed: nothing applied');
+  });
+
+  it('a changed file is applied again, alone, once by two instances starting together; a file no longer listed loses its record', async () => {
+    const { db, openAnother } = await testDatabase();
+    const dir = mkdtempSync(path.join(tmpdir(), 'issue33-'));
+    const probe = { name: 'test/sql/issue33_probe.sql', file: path.join(dir, 'issue33_probe.sql') };
+    const write = (n: number) => writeFileSync(probe.file, `CREATE OR REPLACE FUNCTION issue33_probe() RETURNS integer LANGUAGE sql AS $$ SELECT ${n} $$;\n`);
+    const value = async () => (await db.query<{ v: number }>('SELECT issue33_probe() AS v'))[0].v;
+    try {
+      const list = [...databaseFunctions(), probe];
+      write(1);
+      assert.deepEqual(await applySchema(db, list), { versions: [], repeatable: [probe.name] });
+      assert.equal(await value(), 1);
+      assert.deepEqual(await applySchema(db, list), { versions: [], repeatable: [] });
+
+      write(2);
+      const other = await openAnother();
+      const both = await Promise.all([applySchema(db, list), applySchema(other, list)]);
+      assert.deepEqual(both.map((r) => r.repeatable).sort(), [[], [probe.name]], 'the advisory lock: one instance applies it, the other finds it done');
+      assert.equal(await value(), 2);
+
+      // A DROP in a numbered migration deletes the file's record: the next start applies it again.
+      await db.query('DROP FUNCTION issue33_probe()');
+      await db.query('DELETE FROM schema_functions WHERE name = $1', [probe.name]);
+      assert.deepEqual(await applySchema(db, list), { versions: [], repeatable: [probe.name] });
+      assert.equal(await value(), 2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await db.query('DROP FUNCTION IF EXISTS issue33_probe()');
+    }
+    assert.deepEqual(await migrate(db), { versions: [], repeatable: [] });
+    assert.deepEqual((await db.query('SELECT name FROM schema_functions WHERE name = $1', [probe.name])), [], 'the record of a file no longer listed is gone');
   });
 });
 

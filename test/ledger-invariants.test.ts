@@ -151,7 +151,7 @@ describe('ledger: double entry, derived balances, database-enforced invariants (
       ids = await accounts(q);
       await post(q, { partnerId, kind: 'DEPOSIT', createTime: now(), entries: [entry(ids.pool, '5.00'), entry(ids.bank, '-5.00')] });
     });
-    // ledger_post (migration 088) is the ledger's one writer; it checks every posting it is given.
+    // ledger_post (src/domains/ledger/sql/ledger_post.sql) is the ledger's one writer; it checks every posting it is given.
     const ledgerPost = (q: Queryable, postingId: string, entries: [accountId: string, value: string, bucket?: string, currency?: string][], forced = false) => q.query(
       `SELECT * FROM ledger_post($1, $2, 'TEST', $3, NULL, NULL, now(), $4::text[], $5::text[], $6::text[], $7::text[]::numeric[])`,
       [postingId, partnerId, forced, entries.map((e) => e[0]), entries.map((e) => e[3] ?? 'USD'), entries.map((e) => e[2] ?? 'AVAILABLE'), entries.map((e) => e[1])]);

@@ -7,7 +7,7 @@ import { closeTestDatabase, startService, testDatabase, type TestService } from 
 
 /**
  * Real-time push of the managed-balance model (D39; issue 11): /card/v1/ws fed from the database
- * (LISTEN/NOTIFY and the sequencer of migration 085), so a client on one instance receives what
+ * (LISTEN/NOTIFY and the sequencer user_stream_sequence), so a client on one instance receives what
  * another instance committed; resume by sequence; refusals before the upgrade; isolation; slow
  * clients cut off.
  */

@@ -7,7 +7,7 @@ import { buildApp, type AppContext } from '../../src/app.ts';
 import type { PartnerDecisionStage } from '../../src/domains/authorization/index.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { openEmbedded, openPostgres, type Db } from '../../src/platform/db/db.ts';
-import { migrate } from '../../src/platform/db/migrate.ts';
+import { migrate } from '../../src/migrate.ts';
 import type { FastifyInstance } from 'fastify';
 import { copyPgliteTemplate, PG_TEMPLATE_ENV, PGLITE_TEMPLATE_ENV, withDatabase } from './template.ts';
 import { AdminClient, CardServiceClient, type CreatePartnerInput, type CreatedPartner } from '../../sdk/index.ts';

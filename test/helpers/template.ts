@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { openEmbedded, openPostgres } from '../../src/platform/db/db.ts';
-import { migrate } from '../../src/platform/db/migrate.ts';
+import { migrate } from '../../src/migrate.ts';
 
 /**
  * Migrated template databases for the test run (issue 33): the run migrates once, and each test
@@ -27,10 +27,10 @@ function sqlFiles(dir: string): string[] {
   });
 }
 
-/** A hash of what decides the migrated schema: every .sql file under src/ and the runner. */
+/** A hash of what decides the migrated schema: every .sql file under src/, the runner and the list of function files. */
 export function schemaHash(): string {
   const h = createHash('sha256');
-  const files = [...sqlFiles(path.join(ROOT, 'src')), path.join(ROOT, 'src/platform/db/migrate.ts')].sort();
+  const files = [...sqlFiles(path.join(ROOT, 'src')), path.join(ROOT, 'src/platform/db/migrate.ts'), path.join(ROOT, 'src/migrate.ts')].sort();
   for (const f of files) h.update(path.relative(ROOT, f)).update('\0').update(readFileSync(f)).update('\0');
   return h.digest('hex').slice(0, 16);
 }

@@ -5,7 +5,7 @@
  *   hold     card_authorize books the hold and, when the partner has an auth_url, an auth_decisions
  *            row in the same commit: the authorization awaits its decision, claimed by the request
  *            that booked it until due_at (the partner's deadline + DECISION_GRACE_MS), with the
- *            partner's stand-in of that moment (migration 089)
+ *            partner's stand-in of that moment (sql/card_authorize.sql)
  *   forward  that request alone asks the partner (the PartnerDecisionStage); copies of the network
  *            message wait for its decision (in this process on the request itself, elsewhere by
  *            reading the database) and answer from the one record

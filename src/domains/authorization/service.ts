@@ -3,7 +3,7 @@
  * network ingress. Use cases read as the story of a card payment:
  *
  *   authorize()   card -> card status -> capabilities -> velocity -> funds free -> freeze
- *                 -> partner decision; one database call books it (card_authorize, migration 050);
+ *                 -> partner decision; one database call books it (card_authorize, sql/card_authorize.sql);
  *                 the partner decision after the hold is decision.ts (issue 26)
  *   clear()       releases the hold and posts the final amount (smaller, equal or larger: D33)
  *   reverse()     releases (part of) the hold and gives the usage back in the original periods (D32)

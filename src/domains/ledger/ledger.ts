@@ -36,7 +36,7 @@
  *   lockAccounts(q, accountIds)   row locks in a stable order, returns the accounts (read-then-decide)
  *   auditLedger(q, {partnerId?})  re-derives every balance from the entries (see audit.ts)
  *
- * The database enforces the same invariants in ledger_post (migration 088), the one writer of
+ * The database enforces the same invariants in ledger_post (src/domains/ledger/sql/ledger_post.sql), the one writer of
  * postings and entries: balanced postings of at least two entries, balances changed only through
  * it, pending >= 0, available >= 0 for non-system accounts unless forced, append-only postings and
  * entries.

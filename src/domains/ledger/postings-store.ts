@@ -34,7 +34,7 @@ export interface EntryRow {
 }
 
 /**
- * One call of ledger_post (migration 088), the ledger's one writer: the posting and its entries,
+ * One call of ledger_post (sql/ledger_post.sql), the ledger's one writer: the posting and its entries,
  * applied in the order given; the database checks the posting and answers each entry with the
  * balances after it.
  */

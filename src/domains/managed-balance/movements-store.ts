@@ -22,11 +22,11 @@ export interface MoveRow {
   newContraId: string;
 }
 
-/** SQLSTATE of user_asset_move when a concurrent copy took the externalTranId after this call created the user or account (migration 093). */
+/** SQLSTATE of user_asset_move when a concurrent copy took the externalTranId after this call created the user or account (sql/user_asset_move.sql). */
 const CONCURRENT_DUPLICATE = 'CS409';
 
 /**
- * One credit or debit, decided and booked in one call (user_asset_move, migrations 081, 093). A
+ * One credit or debit, decided and booked in one call (user_asset_move, sql/user_asset_move.sql). A
  * refusal writes nothing: the function decides it before its first write, or raises, which undoes
  * the call (an autocommit statement) and is answered here as DUPLICATE.
  */

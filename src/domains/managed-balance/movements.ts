@@ -1,7 +1,7 @@
 /**
  * Asset movements of managed users (2.3, 2.4, 4.3; D33, D35): credit, debit and conversion, the
  * balance, the movement list and lookups. A credit or debit is one database call
- * (user_asset_move, migration 081): user on first use, capability, externalTranId, funds, movement,
+ * (user_asset_move, src/domains/managed-balance/sql/user_asset_move.sql): user on first use, capability, externalTranId, funds, movement,
  * posting. A conversion books one posting over both assets at the operator rate.
  */
 import { Decimal } from 'decimal.js';

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../platform/db/db.ts';
 
-/** The push stream (D39, migrations 080 and 085): sequencing, reads by push_seq, retention. */
+/** The push stream (D39; tables of migrations 080 and 085, the sequencer in sql/user_stream_sequence.sql): sequencing, reads by push_seq, retention. */
 
 export interface StreamRow {
   pushSeq: string;

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../platform/db/db.ts';
 
-/** QR payments (2.9 transType): the rows as stored and their partner-facing JSON (qr_payment_json, migration 086). */
+/** QR payments (2.9 transType): the rows as stored and their partner-facing JSON (qr_payment_json, sql/qr_payment_json.sql). */
 
 export interface QrPaymentRow {
   orderId: string;

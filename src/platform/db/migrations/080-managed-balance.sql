@@ -95,29 +95,5 @@ CREATE TABLE user_stream (
 );
 CREATE INDEX user_stream_partner ON user_stream (partner_id, stream_seq);
 
--- Every change of a managed user's balance, whatever booked it (movement, card hold, clearing,
--- QR payment), lands in the stream as a BALANCE message with the 2.3 object after the posting.
-CREATE FUNCTION user_stream_balances() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO user_stream (partner_id, kind, external_user_id, payload, created_at)
-  SELECT a.partner_id, 'BALANCE', u.external_user_id,
-         json_build_object(
-           'externalUserId', u.external_user_id,
-           'balance', json_build_object('asset', a.currency, 'network', s.network, 'logo', s.logo,
-                                        'free', a.available, 'freeze', a.pending, 'total', a.total),
-           'postingKind', p.kind, 'reference', p.reference, 'changeTime', to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text,
-         p.created_at
-    FROM (SELECT DISTINCT posting_id, account_id FROM new_entries) n
-    JOIN ledger_accounts a ON a.account_id = n.account_id AND a.owner_type = 'MANAGED_USER'
-    JOIN managed_users u ON u.user_id = a.owner_id
-    JOIN assets s ON s.asset = a.currency
-    JOIN ledger_postings p ON p.posting_id = n.posting_id
-   ORDER BY a.account_id;
-  IF FOUND THEN
-    PERFORM pg_notify('user_stream', '');
-  END IF;
-  RETURN NULL;
-END $$;
-CREATE TRIGGER ledger_entries_user_stream AFTER INSERT ON ledger_entries
-  REFERENCING NEW TABLE AS new_entries
-  FOR EACH STATEMENT EXECUTE FUNCTION user_stream_balances();
+-- Every change of a managed user's balance lands in the stream as a BALANCE message: written by
+-- ledger_post (src/domains/ledger/sql/ledger_post.sql) in the posting's statement.

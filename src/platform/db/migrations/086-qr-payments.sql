@@ -38,39 +38,5 @@ CREATE INDEX qr_payments_partner_time ON qr_payments (partner_id, created_at DES
 CREATE INDEX qr_payments_user_time ON qr_payments (user_id, created_at DESC, order_id DESC);
 CREATE INDEX qr_payments_original ON qr_payments (original_order_id) WHERE original_order_id IS NOT NULL;
 
--- The partner-facing record (one shape for answers, lists and the push stream).
-CREATE FUNCTION qr_payment_json(q qr_payments, p_external_user_id text) RETURNS json LANGUAGE sql STABLE AS $$
-  SELECT json_build_object(
-    'orderId', q.order_id,
-    'transType', q.trans_type,
-    'debitCreditIndicator', q.debit_credit_indicator,
-    'externalUserId', p_external_user_id,
-    'asset', q.asset,
-    'amount', q.amount,
-    'merchantName', q.merchant_name,
-    'merchantCountry', q.merchant_country,
-    'mcc', q.mcc,
-    'status', q.status,
-    'declineReason', q.decline_reason,
-    'declineDetail', q.decline_detail,
-    'originalOrderId', q.original_order_id,
-    'returnedAmount', CASE WHEN q.trans_type = 'PAY' THEN q.returned_amount END,
-    'freeAfter', q.free_after,
-    'source', q.source,
-    'networkTransactionId', q.network_transaction_id,
-    'createTime', to_char(q.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-    'updateTime', to_char(q.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-$$;
-
--- Every QR record and change (a PAY's returnedAmount) lands in the push stream (D39) in the
--- transaction that books it.
-CREATE FUNCTION user_stream_qr_payments() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO user_stream (partner_id, kind, external_user_id, payload, created_at)
-  SELECT NEW.partner_id, 'QR_PAYMENT', u.external_user_id, qr_payment_json(NEW, u.external_user_id)::text, NEW.updated_at
-    FROM managed_users u WHERE u.user_id = NEW.user_id;
-  PERFORM pg_notify('user_stream', '');
-  RETURN NULL;
-END $$;
-CREATE TRIGGER qr_payments_user_stream AFTER INSERT OR UPDATE ON qr_payments
-  FOR EACH ROW EXECUTE FUNCTION user_stream_qr_payments();
+-- qr_payment_json (the partner-facing record) and the push-stream trigger user_stream_qr_payments:
+-- src/domains/managed-balance/sql/.

@@ -45,6 +45,12 @@ export interface RouteDef<B extends TSchema = TSchema, Q extends TSchema = TSche
   /** Registered only when the deployment is sandbox (D12, D40). */
   sandboxOnly?: boolean;
   /**
+   * An unsigned route that answers questions about credentials (the signature self-check, issue 31):
+   * every call counts against the caller's address as one failed authentication, so it is limited
+   * exactly like guessing keys or signatures (SYS_RATE_LIMITED with Retry-After once over the budget).
+   */
+  countsAsFailedAuthentication?: boolean;
+  /**
    * Admin routes: the least operator role allowed (issue 29). Absent means admin: a new admin route
    * is open to admins only until it declares otherwise (test/operators-roles.test.ts lists them all).
    */
@@ -127,7 +133,8 @@ export function closedSchema(schema: unknown): unknown {
 
 export function errorCodesOf(def: RouteDef): ErrorCode[] {
   // The network ingress signs like a partner but has no per-partner rate limit.
-  const auth = def.auth === 'partner' ? PARTNER_AUTH_ERRORS
+  const auth = def.countsAsFailedAuthentication ? (['SYS_RATE_LIMITED'] as ErrorCode[])
+    : def.auth === 'partner' ? PARTNER_AUTH_ERRORS
     : def.auth === 'network' ? PARTNER_AUTH_ERRORS.filter((c) => c !== 'SYS_RATE_LIMITED')
       : def.auth === 'admin' ? (['SYS_UNAUTHORIZED', 'SYS_FORBIDDEN'] as ErrorCode[]) : [];
   const needsParams = def.body !== undefined || def.querystring !== undefined;

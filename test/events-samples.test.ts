@@ -4,7 +4,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { WebhookReceiver } from './helpers/webhook-receiver.ts';
-import { deliverDueEvents } from '../src/domains/events/index.ts';
+import { deliverDueEvents } from '../src/domains/events/testing.ts';
 import { WEBHOOK_EVENTS } from '../sdk/contract/webhooks.ts';
 import { CardServiceError, verifyWebhook, type CardServiceClient, type CreatedPartner } from '../sdk/index.ts';
 

@@ -41,19 +41,15 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
     const c = req.console!;
     return page({ title, caller: c.caller, csrf: c.csrf, notice: noticeOf(req), error }, body as never);
   };
-  const audit = (req: FastifyRequest, action: string, target: string | null, summary: Record<string, unknown>, outcome: 'DONE' | 'FAILED' = 'DONE') =>
-    gate.record(req, req.console!.caller, action, target, summary, outcome);
-  /** Runs a console change; a business refusal is recorded as FAILED and shown on the page. */
+  /**
+   * Runs a console change and its audit entry in one transaction (the admin API's path, gate.recorded);
+   * a failure is rolled back, recorded as FAILED, and a business refusal shown on the page.
+   */
   const change = async <T>(req: FastifyRequest, action: string, target: string, summary: Record<string, unknown>, fn: () => Promise<T>): Promise<T> => {
     try {
-      const result = await fn();
-      await audit(req, action, target, summary);
-      return result;
+      return await gate.recorded(req, req.console!.caller, action, target, summary, fn);
     } catch (err) {
-      if (err instanceof ApiError) {
-        await audit(req, action, target, { ...summary, error: err.code }, 'FAILED');
-        throw new ConsoleRefusal(err.message, 409);
-      }
+      if (err instanceof ApiError) throw new ConsoleRefusal(err.message, 409);
       throw err;
     }
   };

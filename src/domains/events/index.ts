@@ -16,4 +16,4 @@ export {
 } from './delivery.ts';
 export { postWebhook, type AttemptOutcome, type PostOptions, type PostResult } from './webhook-http.ts';
 export type { EventStatus, LeasedEvent, WebhookTarget } from './store.ts';
-export { deliveryBacklog } from './operator-views.ts';
+export { deliveryBacklog, webhookHealth } from './operator-views.ts';

@@ -10,4 +10,5 @@ export {
   type MovementRow, type OwnerType, type PostedEntry, type PostingInput, type PostingResult,
 } from './ledger.ts';
 export { auditLedger, auditLedgerWhenDue, lastLedgerAudit, observeLedgerAudit, type AuditFinding, type AuditReport } from './audit.ts';
+export { postingsWithEntries, type PostingDetail } from './operator-views.ts';
 export { ledgerAdminRoutes } from './routes.ts';

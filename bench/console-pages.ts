@@ -1,7 +1,7 @@
 /**
  * Issue 29: every operator console page under 1 s with 100,000 transactions. Seeds one card with
  * 100,000 card transactions and their 100,000 CARD_TRANSACTION events (copies of a real declined
- * authorization, by SQL), 100,000 audit-trail entries, then times each page as a logged-in support
+ * authorization, by SQL), 100,000 postings on its company's pool (one per copy), 100,000 audit-trail entries, then times each page as a logged-in support
  * operator: the median of 5 requests after one warm-up. Run once, by hand:
  *   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node --import tsx bench/console-pages.ts
  * (without TEST_DATABASE_URL it runs on the embedded database). Not part of `npm run bench`.
@@ -44,10 +44,21 @@ await svc.db.query(
    FROM audit_trail_head h, generate_series(1, $1::int) g`,
   [N],
 );
+// 100,000 ledger postings on the company's pool, through ledger_post (the one writer), each
+// referencing one copied transaction: the statement pages and a timeline's postings by reference.
+const [pool] = await svc.db.query<{ account_id: string }>(
+  `SELECT account_id FROM ledger_accounts WHERE owner_type = 'ORGANIZATION_POOL' AND owner_id = $1 AND currency = 'USD'`, [world.org.organizationId]);
+const [external] = await svc.db.query<{ account_id: string }>(
+  `SELECT account_id FROM ledger_accounts WHERE partner_id = $1 AND owner_type = 'EXTERNAL' AND currency = 'USD'`, [world.partner.partnerId]);
+await svc.db.query(
+  `SELECT count(*) FROM generate_series(1, $4::int) g, LATERAL ledger_post('lpb' || g, $1, 'DEPOSIT', false, 'txb' || g, 'bench', now() - make_interval(secs => $4::int - g),
+     ARRAY[$2, $3], ARRAY['USD', 'USD'], ARRAY['AVAILABLE', 'AVAILABLE'], ARRAY[0.01, -0.01]::numeric[])`,
+  [world.partner.partnerId, pool.account_id, external.account_id, N],
+);
 // Filler entries (their hashes do not chain): the bench times pages, it does not verify.
 await svc.db.query(`UPDATE audit_trail_head SET seq = seq + $1::bigint`, [N]);
 await svc.db.query('ANALYZE');
-console.log(`seeded ${N} transactions, ${N} events and ${N} audit entries in ${Math.round(performance.now() - t0)} ms (${svc.db.kind})`);
+console.log(`seeded ${N} transactions, ${N} events, ${N} pool postings and ${N} audit entries in ${Math.round(performance.now() - t0)} ms (${svc.db.kind})`);
 
 const op = await createOperatorViaApi(svc, 'bench.support', 'support');
 const session = await consoleLogin(svc, 'bench.support', op.credentials.password, op.credentials.totpSecret);
@@ -63,6 +74,8 @@ const pages: [string, string][] = [
   ['partner, last page', `/console/partners/${world.partner.partnerId}?page=${Math.ceil((N + 3) / 20)}`],
   ['KYC queue', '/console/kyc'],
   ['restrictions', `/console/restrictions?subjectType=ORGANIZATION&subjectId=${world.org.organizationId}`],
+  ['ledger: pools and statement', `/console/ledger?organizationId=${world.org.organizationId}`],
+  ['ledger: statement, last page', `/console/ledger?organizationId=${world.org.organizationId}&statementPage=${Math.ceil((N + 3) / 20)}`],
   ['ledger (audit run)', '/console/ledger?audit=1'],
   ['audit trail', '/console/audit'],
   ['audit trail by actor', '/console/audit?actor=bench.7'],

@@ -50,15 +50,26 @@ const [pool] = await svc.db.query<{ account_id: string }>(
   `SELECT account_id FROM ledger_accounts WHERE owner_type = 'ORGANIZATION_POOL' AND owner_id = $1 AND currency = 'USD'`, [world.org.organizationId]);
 const [external] = await svc.db.query<{ account_id: string }>(
   `SELECT account_id FROM ledger_accounts WHERE partner_id = $1 AND owner_type = 'EXTERNAL' AND currency = 'USD'`, [world.partner.partnerId]);
-await svc.db.query(
-  `SELECT count(*) FROM generate_series(1, $4::int) g, LATERAL ledger_post('lpb' || g, $1, 'DEPOSIT', false, 'txb' || g, 'bench', now() - make_interval(secs => $4::int - g),
-     ARRAY[$2, $3], ARRAY['USD', 'USD'], ARRAY['AVAILABLE', 'AVAILABLE'], ARRAY[0.01, -0.01]::numeric[])`,
-  [world.partner.partnerId, pool.account_id, external.account_id, N],
-);
+// In batches: one statement updating the same account rows 100,000 times in one transaction walks
+// ever longer version chains.
+const BATCH = 1000;
+for (let from = 1; from <= N; from += BATCH) {
+  await svc.db.query(
+    `SELECT count(*) FROM generate_series($5::int, $6::int) g, LATERAL ledger_post('lpb' || g, $1, 'DEPOSIT', false, 'txb' || g, 'bench',
+       now() - make_interval(secs => $4::int - g), ARRAY[$2, $3], ARRAY['USD', 'USD'], ARRAY['AVAILABLE', 'AVAILABLE'], ARRAY[0.01, -0.01]::numeric[])`,
+    [world.partner.partnerId, pool.account_id, external.account_id, N, from, Math.min(N, from + BATCH - 1)],
+  );
+}
 // Filler entries (their hashes do not chain): the bench times pages, it does not verify.
 await svc.db.query(`UPDATE audit_trail_head SET seq = seq + $1::bigint`, [N]);
 await svc.db.query('ANALYZE');
 console.log(`seeded ${N} transactions, ${N} events, ${N} pool postings and ${N} audit entries in ${Math.round(performance.now() - t0)} ms (${svc.db.kind})`);
+
+// The keyset of the statement's oldest page: the line of the 21st oldest posting (its time and id).
+const [line] = await svc.db.query<{ ms: string; entry_id: string }>(
+  `SELECT (extract(epoch FROM created_at) * 1000)::bigint::text AS ms, entry_id::text FROM ledger_entries WHERE posting_id = 'lpb21' AND account_id = $1`,
+  [pool.account_id]);
+const oldLine = `${line.ms}.st${line.entry_id}`;
 
 const op = await createOperatorViaApi(svc, 'bench.support', 'support');
 const session = await consoleLogin(svc, 'bench.support', op.credentials.password, op.credentials.totpSecret);
@@ -75,7 +86,7 @@ const pages: [string, string][] = [
   ['KYC queue', '/console/kyc'],
   ['restrictions', `/console/restrictions?subjectType=ORGANIZATION&subjectId=${world.org.organizationId}`],
   ['ledger: pools and statement', `/console/ledger?organizationId=${world.org.organizationId}`],
-  ['ledger: statement, last page', `/console/ledger?organizationId=${world.org.organizationId}&statementPage=${Math.ceil((N + 3) / 20)}`],
+  ['ledger: statement, oldest page', `/console/ledger?organizationId=${world.org.organizationId}&older=${oldLine}`],
   ['ledger (audit run)', '/console/ledger?audit=1'],
   ['audit trail', '/console/audit'],
   ['audit trail by actor', '/console/audit?actor=bench.7'],

@@ -280,15 +280,17 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
 
   // ---- ledger -------------------------------------------------------------------------------------------
   app.get('/ledger', async (req, reply) => {
-    const query = req.query as { audit?: string; organizationId?: string; statementPage?: string };
-    const statementPage = pageNo(query.statementPage);
+    const query = req.query as { audit?: string; organizationId?: string; older?: string };
+    // Keyset paging of the statement (an offset over 100,000 lines takes over a second): the lines
+    // up to the last one shown (its time and id), newest first.
+    const older = /^([0-9]{13})\.(st[0-9]{1,19})$/.exec(query.older ?? '');
     const run = query.audit === '1';
     const report = run ? await auditLedger(deps.db) : null;
     const organizationId = query.organizationId && ID.test(query.organizationId) ? query.organizationId : null;
     const organization = organizationId ? await findOrganizationById(deps.db, organizationId) : null;
     const [balances, lines] = organization ? await Promise.all([
       fundBalance({ ...deps, cards: dedicatedCards }, organization.partnerId, organization.organizationId),
-      statement(deps, organization.partnerId, { organizationId: organization.organizationId }, { page: statementPage, pageSize: PAGE_SIZE }),
+      statementLines(organization.partnerId, organization.organizationId, older ? { time: Number(older[1]), statementId: older[2] } : null),
     ]) : [null, null];
     return render(req, reply, 'Ledger', html`
       <form method="get" action="/console/ledger" class="action">
@@ -303,11 +305,12 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
         ${Table({ caption: 'Dedicated card balances', head: ['Card', 'Currency', 'Available', 'Pending', 'Total'], empty: 'No dedicated card.',
           rows: balances.cards.map((c) => [link(`/console/cards/${c.cardId}`, c.cardId), c.currency, show(c.available), show(c.pending), show(c.total)]) })}` : null}
       ${lines ? html`<h2>Statement</h2>
-        ${Table({ caption: `Pool movements, newest first (${lines.total} in all)`, head: ['Date', 'Type', 'Amount', 'Asset', 'Available after', 'Balance after', 'Reference'],
+        ${Table({ caption: older ? `Older pool movements, newest first` : `Pool movements, newest first (${lines.total} in all)`,
+          head: ['Date', 'Type', 'Amount', 'Asset', 'Available after', 'Balance after', 'Reference'],
           rows: lines.result.map((l) => [l.createTime, l.type, signed(show(l.amount)), l.currency, show(l.availableAfter), show(l.totalAfter),
             l.description ? `${show(l.reference)} (${l.description})` : show(l.reference)]), empty: 'No movement.' })}
-        ${Pager({ label: 'Statement pages', prev: statementPage > 1 ? `/console/ledger?organizationId=${organizationId}&statementPage=${statementPage - 1}` : null,
-          next: statementPage * PAGE_SIZE < lines.total ? `/console/ledger?organizationId=${organizationId}&statementPage=${statementPage + 1}` : null })}` : null}
+        ${Pager({ label: 'Statement pages', prev: older ? `/console/ledger?organizationId=${organizationId}` : null, prevText: 'Newest movements',
+          next: lines.more && lines.result.length ? `/console/ledger?organizationId=${organizationId}&older=${Date.parse(lines.result.at(-1)!.createTime)}.${lines.result.at(-1)!.statementId}` : null })}` : null}
       <h2>Job backlogs</h2>
       ${await backlogs()}
       <h2>Network keys</h2>
@@ -326,6 +329,19 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
           ['Entries', String(report.entries)]] })}
         ${Table({ caption: 'Findings', head: ['Finding'], rows: report.findings.slice(0, 50).map((f) => [show(f)]), empty: 'No findings.' })}` : null}`);
   });
+
+  /**
+   * A page of a pool's statement, newest first: the first page, or the lines after `after` (the last
+   * line shown). The statement is asked for lines before the next millisecond, so lines of the same
+   * millisecond as `after` come first and those already shown are dropped.
+   */
+  const statementLines = async (partnerId: string, organizationId: string, after: { time: number; statementId: string } | null) => {
+    const page = await statement(deps, partnerId, { organizationId, ...(after ? { endTime: new Date(after.time + 1).toISOString() } : {}) },
+      { page: 1, pageSize: PAGE_SIZE * 2 });
+    const shownUpTo = after ? page.result.findIndex((l) => l.statementId === after.statementId) : -1;
+    const rest = page.result.slice(shownUpTo + 1);
+    return { total: page.total, result: rest.slice(0, PAGE_SIZE), more: rest.length > PAGE_SIZE || page.total > page.result.length };
+  };
 
   // Issue 29: the last recorded audit (kept by the ledger for every instance), before any run from here.
   const lastAudit = async () => {

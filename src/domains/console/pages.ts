@@ -347,7 +347,7 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
   const lastAudit = async () => {
     const last = await lastLedgerAudit(deps.db);
     return Facts({ label: 'Last ledger audit', facts: last
-      ? [['Last audit', show(last.finishedAt)], ['Last result', last.ok ? 'Clean' : `${last.findings} findings`]]
+      ? [['Last audit', last.finishedAt.toISOString()], ['Last result', last.ok ? 'Clean' : `${last.findings} findings`]]
       : [['Last audit', 'Never run']] });
   };
 

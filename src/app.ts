@@ -320,7 +320,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   await serviceKeys.ensure();
   const routes = allRoutes(ctx, partnerCache, deps.partnerDecision, serviceKeys).filter((def) => !def.sandboxOnly || config.env === 'sandbox');
   for (const [def, operationId] of operationIds(routes)) {
-    registerRoute(app, def, { authHook, rateLimit: limits.routeLimit, idempotency, operationId, audit: (req, d, outcome) => operatorGate.audited(req, d, outcome) });
+    registerRoute(app, def, { authHook, rateLimit: limits.routeLimit, idempotency, operationId, audit: (req, d, action) => operatorGate.audited(req, d, action) });
   }
 
   // D39: the push stream of the managed-balance model (docs/push.md). Authenticated before the

@@ -162,8 +162,11 @@ function responsesOf(def: RouteDef, codes: ErrorCode[]): Record<string, unknown>
 export interface RegisterOptions {
   /** preValidation hook that authenticates the caller for the route's auth mode (and, admin, its role). */
   authHook(mode: AuthMode, def: RouteDef): ((req: FastifyRequest) => Promise<void>) | null;
-  /** Admin POSTs: appends the action to the audit trail once the handler answered (issue 29). */
-  audit?(req: FastifyRequest, def: RouteDef, outcome: { ok: true; data: unknown } | { ok: false; error: unknown }): Promise<void>;
+  /**
+   * Admin POSTs (issue 29): runs the action (the handler) and appends its audit entry in one
+   * transaction, or records the failure once the action was rolled back; resolves to the answer.
+   */
+  audit?(req: FastifyRequest, def: RouteDef, action: () => Promise<unknown>): Promise<unknown>;
   rateLimit: object | false;
   /** The Idempotency-Key store (issue 14); partner POSTs use it when the header is sent. */
   idempotency?: IdempotencyKeys;
@@ -218,14 +221,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, options: Regi
       };
       const idempotencyKey = idempotent ? idempotencyKeyOf(req.headers) : undefined;
       if (idempotencyKey === undefined) {
-        let data: unknown;
-        try {
-          data = await def.handler(ctx);
-        } catch (error) {
-          if (audited) await options.audit!(req, def, { ok: false, error });
-          throw error;
-        }
-        if (audited) await options.audit!(req, def, { ok: true, data });
+        const data = audited ? await options.audit!(req, def, () => def.handler(ctx)) : await def.handler(ctx);
         reply.type('application/json; charset=utf-8').send(stringifyJson(successEnvelope(data)));
         return reply;
       }

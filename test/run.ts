@@ -31,6 +31,9 @@ const LONGEST_FIRST = [
   'process.test.ts',
   'readme-quickstart.test.ts',
   'sdk-package.test.ts',
+  'authorization-property.test.ts',
+  'velocity-oracle.test.ts',
+  'managed-balance-property.test.ts',
   'authorization-java.test.ts',
 ];
 

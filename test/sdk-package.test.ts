@@ -143,10 +143,11 @@ describe('SDK as an installable package (issues 14, 32)', () => {
       cpSync(path.join(ROOT, 'sdk'), sdk, { recursive: true, filter: (src) => !/[\\/](dist|node_modules)$/.test(src) });
       symlinkSync(path.join(ROOT, 'node_modules'), path.join(sdk, 'node_modules'));
       // `npm pack` runs prepack, the package's own build (ESM and CommonJS).
-      await run('npm', ['pack', '--pack-destination', dir], { cwd: sdk });
-      for (const dep of ['lossless-json', 'typebox', 'ws']) {
-        await run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: path.join(ROOT, 'node_modules', dep) });
-      }
+      // The packs are independent: side by side.
+      await Promise.all([
+        run('npm', ['pack', '--pack-destination', dir], { cwd: sdk }),
+        ...['lossless-json', 'typebox', 'ws'].map((dep) => run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: path.join(ROOT, 'node_modules', dep) })),
+      ]);
       const tarballs = readdirSync(dir).filter((f) => f.endsWith('.tgz'));
       const sdkTarball = tarballs.find((f) => f.startsWith('card-issuing-sdk-'))!;
       assert.ok(sdkTarball, `packed: ${tarballs.join(', ')}`);
@@ -163,7 +164,8 @@ describe('SDK as an installable package (issues 14, 32)', () => {
         });
       });
 
-      for (const type of ['module', 'commonjs'] as const) {
+      // The two partner apps (ES module and CommonJS) are independent: checked side by side.
+      await Promise.all((['module', 'commonjs'] as const).map(async (type) => {
         const app = path.join(dir, `app-${type}`);
         mkdirSync(app);
         writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: `partner-app-${type}`, version: '1.0.0', private: true, type }));
@@ -217,6 +219,6 @@ describe('SDK as an installable package (issues 14, 32)', () => {
         assert.equal(result.sameOrg, true, 'the same idempotencyKey answered the first organization');
         assert.deepEqual(result.names.filter((n: string) => n === 'Typed Ltd'), ['Typed Ltd'], 'one organization, not two');
         assert.equal(result.pool.available, '10.25');
-      }
+      }));
     });
 });

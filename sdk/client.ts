@@ -255,6 +255,18 @@ export function checkClientOptions(options: ClientOptions): void {
   if (options.now !== undefined && typeof options.now !== 'function') throw optionError('option now must be a function returning epoch milliseconds');
 }
 
+/**
+ * The X-DAPI-SIGN of a request (5.3): lowercase hex HmacSHA256(apiKey + timestamp + nonce + payload)
+ * keyed with the UTF-8 bytes of secretKey; payload is the query string after "?" (GET) or the exact
+ * body text (POST). Checked against the published vectors (`card-issuing-sdk/test-vectors/signing.json`).
+ * @example signatureOf({ apiKey, secretKey, timestamp: '1795305600000', nonce: '12345', payload: 'customerId=cu123' })
+ */
+export function signatureOf(values: { apiKey: string; secretKey: string; timestamp: string; nonce: string; payload: string }): string {
+  return createHmac('sha256', Buffer.from(values.secretKey, 'utf8'))
+    .update(values.apiKey + values.timestamp + values.nonce + values.payload, 'utf8')
+    .digest('hex');
+}
+
 export class SignedHttpClient {
   readonly baseUrl: string;
   readonly apiKey: string;
@@ -282,9 +294,7 @@ export class SignedHttpClient {
 
   /** 5.3: lowercase hex HmacSHA256(apiKey + timestamp + nonce + payload) keyed by the secretKey's UTF-8 bytes. */
   sign(timestamp: string, nonce: string, payload: string): string {
-    return createHmac('sha256', Buffer.from(this.secretKey, 'utf8'))
-      .update(this.apiKey + timestamp + nonce + payload, 'utf8')
-      .digest('hex');
+    return signatureOf({ apiKey: this.apiKey, secretKey: this.secretKey, timestamp, nonce, payload });
   }
 
   /** Sends a signed request and returns the HTTP status and the parsed envelope, whatever the code. */

@@ -26,7 +26,7 @@ export type {
 export type {
   Customer, CreateCustomerParams, Address, KycStatus, NameParams, PhoneParams, ListCustomersParams, CustomerRestrictions,
 } from './resources/customers.ts';
-export type { DepositParams, Deposit, KycDecisionParams, KycDecisionResult, SimulateExpiryParams } from './resources/sandbox.ts';
+export type { DepositParams, Deposit, KycDecisionParams, KycDecisionResult, SimulateExpiryParams, SignatureCheckParams, SignatureCheck } from './resources/sandbox.ts';
 export type {
   CardUpgrade, CardUpgradeStatus, UpgradePhysicalParams, ActivatePhysicalParams, ConsumerUpgradePhysicalParams, ConsumerActivatePhysicalParams,
   CardShipmentParams, CardShipmentResult,
@@ -46,7 +46,7 @@ export type { AuthorizationRequest, AuthorizationAnswer, AuthUrlHandlerOptions }
 export { decryptSecureCard, decryptGcmField, SecureCardDecryptError } from './secure-card.ts';
 export type { EncryptedSecureCard, DecryptedSecureCard } from './secure-card.ts';
 export { verifyWebhook, WebhookVerificationError } from './resources/events.ts';
-export type { EventRecord, EventStatus, DeliveryAttempt, ListEventsParams, WebhookEvent, VerifyWebhookInput } from './resources/events.ts';
+export type { EventRecord, EventStatus, DeliveryAttempt, ListEventsParams, SampleEventType, WebhookEvent, VerifyWebhookInput } from './resources/events.ts';
 export type {
   VelocityRule, VelocityRuleSummary, VelocityPage, CreateRuleParams, UpdateRuleParams, RuleStatusChange, BindParams, BindingChange,
   RuleBinding, SubjectRule, Quota, QuotaGroup, CurrencyQuota, AmountQuota, CountQuota, VelocityAmount, PeriodWindow,

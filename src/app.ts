@@ -297,6 +297,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     guardedBy: (url) => (url.startsWith('/internal/admin/') ? 'admin' : url.startsWith('/open-api') ? 'preAuth' : null),
   });
 
+  // Issue 31: the signature self-check is unsigned and charged one failed authentication per call.
+  const selfCheckHook = limits.chargedAsFailure('authFailures');
+
   // Issue 29: the bearer token or an operator's console session, then the route's role.
   const operatorGate = new OperatorGate(ctx);
   const adminHook = limits.countingFailures('adminAuthFailures', 'admin', (req) => operatorGate.authenticate(req));
@@ -310,7 +313,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   });
   const authHook = (mode: AuthMode, def: RouteDef) => (mode === 'partner' ? partnerHook
     : mode === 'admin' ? async (req: FastifyRequest) => { await adminHook(req); await operatorGate.authorize(req, def); }
-      : mode === 'network' ? networkHook : null);
+      : mode === 'network' ? networkHook : def.countsAsFailedAuthentication ? selfCheckHook : null);
   const idempotency = new IdempotencyKeys(db, clock);
 
   // D37: the service's RSA key pair exists before the first request (generated at first start).
@@ -318,7 +321,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   await serviceKeys.ensure();
   const routes = allRoutes(ctx, partnerCache, deps.partnerDecision, serviceKeys).filter((def) => !def.sandboxOnly || config.env === 'sandbox');
   for (const [def, operationId] of operationIds(routes)) {
-    registerRoute(app, def, { authHook, rateLimit: limits.routeLimit, idempotency, operationId, audit: (req, d, outcome) => operatorGate.audited(req, d, outcome) });
+    registerRoute(app, def, { authHook, rateLimit: limits.routeLimit, idempotency, operationId, audit: (req, d, action) => operatorGate.audited(req, d, action) });
   }
 
   // D39: the push stream of the managed-balance model (docs/push.md). Authenticated before the
@@ -455,7 +458,11 @@ function openApiExtras(config: Config): OpenApiExtras {
       '**Retries.** Send an `Idempotency-Key` header on business POSTs: a retry with the same key and body answers the first response',
       'without a second write (24 hours).',
       '',
-      '**Webhooks.** The `webhooks` section lists every event POSTed to your webhookUrl; `POST /open-api/webhook/v1/test` sends one now.',
+      '**Webhooks.** The `webhooks` section lists every event POSTed to your webhookUrl; `POST /open-api/webhook/v1/test` sends one now,',
+      '`POST /open-api/webhook/v1/sample` a signed example of any event type (marked `data.test` = true).',
+      '',
+      '**Signature trouble?** In sandbox, `POST /open-api/sandbox/v1/signature-check` (unsigned) says step by step why a signature is refused;',
+      'the published test vectors are in the SDK package (`test-vectors/signing.json`).',
       '',
       '**Common codes** (every signed route): DAPI_API_KEY_INVALID, DAPI_TIMESTAMP_FORMAT_ERROR, DAPI_TIMESTAMP_EXPIRED, DAPI_NONCE_INVALID,',
       'DAPI_SIGN_INVALID, DAPI_NONCE_REPLAYED (HTTP 401), DAPI_IP_NOT_ALLOWED (403), SYS_RATE_LIMITED (429, Retry-After), SYS_ILLEGAL_PARAM',

@@ -107,6 +107,9 @@ class FaultyDb implements Db {
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
     return this.inner.tx((q) => fn(this.wrap(q)));
   }
+  atomic<T>(fn: () => Promise<T>): Promise<T> {
+    return this.inner.atomic(fn);
+  }
   listen(channel: string, onNotify: () => void) {
     return this.inner.listen(channel, onNotify);
   }

@@ -9,7 +9,7 @@ import { closeTestDatabase, startService, type TestService } from './helpers/ser
 import { fundedCard, purchase, type SpendWorld } from './helpers/authorization.ts';
 import { newEmployee } from './helpers/companies.ts';
 import { createOperatorViaApi, type CreatedOperator } from './helpers/console.ts';
-import type { Customer } from '../sdk/index.ts';
+import { decimal, type Customer } from '../sdk/index.ts';
 
 /**
  * Issue 29: the operator console in a real browser (Debian's chromium, headless, driven by
@@ -25,6 +25,7 @@ let svc: TestService;
 let browser: Browser;
 let world: SpendWorld;
 let declinedTransId: string;
+let clearedTransId: string;
 let pending: Customer;
 const operators: Record<string, CreatedOperator> = {};
 
@@ -38,6 +39,9 @@ before(async () => {
       '--disable-component-update', '--disable-sync'],
   });
   world = await fundedCard(svc, { funds: '1.00' });
+  // One purchase approved and cleared (its postings on the transaction page), one declined.
+  clearedTransId = (await world.client.sandbox.authorize(purchase(world.card.cardId, '0.40'))).transId;
+  await world.client.sandbox.clear({ transId: clearedTransId, amount: decimal('0.40') });
   declinedTransId = (await world.client.sandbox.authorize(purchase(world.card.cardId, '2.00'))).transId;
   pending = await newEmployee(world.client, world.org.organizationId, { firstName: 'Grace', lastName: 'Hopper' });
   for (const [name, role] of [['sue.support', 'support'], ['vic.viewer', 'viewer'], ['ada.admin', 'admin']]) {
@@ -111,6 +115,13 @@ describe('operator console in a browser (issue 29)', () => {
     await page.getByRole('heading', { name: 'Timeline' }).waitFor();
     await page.getByRole('cell', { name: '2.00 USD' }).first().waitFor();
     await page.getByRole('cell', { name: 'CARD_TRANSACTION' }).waitFor();
+    await page.getByText('No ledger posting.').waitFor();
+    // The cleared purchase: its hold and its clearing, each posting with its entries.
+    await page.goto(`/console/transactions/${clearedTransId}`);
+    const clearing = page.getByRole('table', { name: /: CLEARING,/ });
+    await clearing.getByRole('row').filter({ hasText: 'PENDING' }).filter({ hasText: 'Debit' }).filter({ hasText: 'USD' }).waitFor();
+    await clearing.getByRole('row').filter({ hasText: 'CLEARING' }).filter({ hasText: 'Credit' }).waitFor();
+    await page.getByRole('table', { name: /: AUTHORIZATION,/ }).waitFor();
     await check(page, 'transaction');
 
     await page.getByRole('link', { name: 'KYC queue' }).click();

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { fundedCard, purchase, type SpendWorld } from './helpers/authorization.ts';
 import { consoleLogin, createOperatorViaApi, type ConsoleSession } from './helpers/console.ts';
+import { decimal } from '../sdk/index.ts';
 import { creditUser, newUserId } from './helpers/managed.ts';
 
 /** Issue 29: the console's pages through the real server (HTTP, no browser): paging, masking, search. */
@@ -76,6 +77,48 @@ describe('console pages (issue 29)', () => {
     const page = await get(`/console?q=${user}`);
     assert.match(page, /Managed users/);
     assert.ok(page.includes(`/console/partners/${world.partner.partnerId}"`));
+  });
+
+  it("a transaction's page shows each posting it made with its entries (account, debit or credit, amount, asset) and the partner decision", async () => {
+    const transId = transIds[7];
+    await world.client.sandbox.clear({ transId, amount: decimal('1.00') });
+    const page = await get(`/console/transactions/${transId}`);
+    const postings = [...page.matchAll(/<caption>Posting (lp[^:]*): ([A-Z_]+)/g)].map((m) => m[2]);
+    assert.deepEqual(postings, ['AUTHORIZATION', 'CLEARING'], 'the hold and the clearing');
+    const entries = [...page.matchAll(/<tr><td>([^<]+)<\/td><td>([^<]*(?:<a [^>]+>[^<]+<\/a>)?)<\/td><td>(AVAILABLE|PENDING)<\/td><td>(Debit|Credit)<\/td><td>([0-9.]+)<\/td><td>(USD)<\/td><\/tr>/g)]
+      .map((m) => `${m[3]} ${m[4]} ${Number(m[5]).toFixed(2)} ${m[6]}`);
+    assert.deepEqual(entries, ['AVAILABLE Debit 1.00 USD', 'PENDING Credit 1.00 USD', 'PENDING Debit 1.00 USD', 'AVAILABLE Credit 1.00 USD']);
+    assert.match(page, /ORGANIZATION_POOL/);
+    assert.match(page, /CLEARING /);
+    assert.match(page, /<h2>Partner decision<\/h2>\s*<p>Not forwarded to the partner for a decision.<\/p>/);
+  });
+
+  it('the ledger page shows the statement as a table: date, type, signed amount, balance after, reference', async () => {
+    const page = await get(`/console/ledger?organizationId=${world.org.organizationId}`);
+    assert.match(page, /<th scope="col">Date<\/th><th scope="col">Type<\/th><th scope="col">Amount<\/th>/);
+    assert.match(page, /<td>AUTHORIZATION<\/td><td>0(\.0+)?<\/td><td>USD<\/td><td>[0-9.]+<\/td><td>100(\.0+)?<\/td><td>tx[^<]+ \(Authorization hold\)<\/td>/,
+      'a hold moves available to pending: the balance stays');
+    assert.match(page, /<td>CLEARING<\/td><td>-1(\.0+)?<\/td><td>USD<\/td>/, 'money out with a minus');
+    assert.doesNotMatch(page, /statementId|\{"/, 'no raw JSON');
+    const next = /href="([^"]+older=[0-9]+\.st[0-9]+)" rel="next"/.exec(page)?.[1];
+    assert.ok(next, 'more lines than one page');
+    const older = await get(next!.replace(/&amp;/g, '&'));
+    assert.match(older, /<td>DEPOSIT<\/td><td>\+100(\.0+)?<\/td><td>USD<\/td>/, 'money in with a plus');
+    // Keyset pages: every line once, none skipped (the first page's 20 and the rest).
+    const lineIds = (html: string) => [...html.matchAll(/<tr><td>(20[0-9T:.Z-]+)<\/td><td>([A-Z_]+)<\/td><td>([^<]+)<\/td><td>USD<\/td><td>([^<]+)<\/td>/g)].map((m) => m.slice(1).join(' '));
+    const all = [...lineIds(page), ...lineIds(older)];
+    const [{ n }] = await svc.db.query<{ n: string }>(
+      `SELECT count(DISTINCT e.posting_id)::text AS n FROM ledger_entries e JOIN ledger_accounts a ON a.account_id = e.account_id
+        WHERE a.owner_type = 'ORGANIZATION_POOL' AND a.owner_id = $1 AND a.currency = 'USD'`, [world.org.organizationId]);
+    assert.equal(all.length, Number(n));
+    assert.equal(new Set(all).size, all.length, 'no line twice');
+    assert.doesNotMatch(older, /rel="next"/);
+  });
+
+  it("a partner's page shows webhook health from its newest events' delivery attempts", async () => {
+    const page = await get(`/console/partners/${world.partner.partnerId}`);
+    assert.match(page, /Attempts for the newest [0-9]+ events<\/dt><dd>[0-9]+ delivered, [0-9]+ failed<\/dd>/);
+    assert.match(page, /Last delivered<\/dt>/);
   });
 
   it('the ledger page shows the job backlogs and the network keys', async () => {

@@ -7,6 +7,7 @@ import { appendAudit, LOCKOUT_FAILURES, verifyAuditTrail } from '../src/domains/
 import { totpCode } from './helpers/totp.ts';
 import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { consoleLogin, createOperatorViaApi, type ConsoleSession } from './helpers/console.ts';
+import { fundedCard } from './helpers/authorization.ts';
 
 /**
  * Issue 29: operators, roles, lockout, idle timeout, CSRF and the audit trail, through the real
@@ -175,6 +176,78 @@ describe('operator accounts and the admin API (issue 29)', () => {
     assert.doesNotMatch(res.headers.get('content-security-policy') ?? '', /script-src/);
     assert.match(viewer.setCookie, /HttpOnly/);
     assert.match(viewer.setCookie, /SameSite=Strict/);
+  });
+});
+
+/**
+ * PCI DSS 10.2: an action and its audit entry are one transaction. A trigger makes the database refuse
+ * the DONE entry of the named actions (a real failure of the append, deterministic): the action must
+ * then not have happened, and its FAILED entry must be in the trail.
+ */
+describe('an administrative action commits with its audit entry or not at all (issue 29)', () => {
+  const refuseEntriesOf = async (actions: string[]) => {
+    await svc.db.exec(`CREATE OR REPLACE FUNCTION test_refuse_audit_entry() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.outcome = 'DONE' AND NEW.action IN (${actions.map((a) => `'${a}'`).join(', ')}) THEN
+          RAISE EXCEPTION 'injected failure of the audit append';
+        END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER test_refuse_audit_entry BEFORE INSERT ON audit_trail FOR EACH ROW EXECUTE FUNCTION test_refuse_audit_entry();`);
+  };
+  const allowEntries = () => svc.db.exec('DROP TRIGGER test_refuse_audit_entry ON audit_trail; DROP FUNCTION test_refuse_audit_entry();');
+
+  it('admin API (and so the CLI): the entry cannot be appended, so the operator is not created; the failure is recorded', async () => {
+    await refuseEntriesOf(['POST /internal/admin/v1/operators']);
+    try {
+      const res = await adminApi('/internal/admin/v1/operators', { body: { name: 'nat.notcreated', role: 'viewer' }, token: ADMIN_TOKEN });
+      assert.equal(res.status, 500);
+      assert.equal(res.body.code, 'SYS_INTERNAL_ERROR');
+    } finally {
+      await allowEntries();
+    }
+    const operators = (await adminApi('/internal/admin/v1/operators', { token: ADMIN_TOKEN })).body.data as { name: string }[];
+    assert.ok(!operators.some((o) => o.name === 'nat.notcreated'), 'the action was rolled back with its entry');
+    const entries = await auditEntries({ target: 'nat.notcreated' });
+    assert.deepEqual(entries.map((e) => [e.outcome, e.summary.error]), [['FAILED', 'SYS_INTERNAL_ERROR']]);
+    // With the append working again the same action commits with its entry.
+    await createOperatorViaApi(svc, 'nat.notcreated', 'viewer');
+    assert.deepEqual((await auditEntries({ target: 'nat.notcreated' })).map((e) => e.outcome), ['DONE', 'FAILED']);
+  });
+
+  it('console: a card block whose entry cannot be appended leaves the card active; a login whose entry fails opens no session', async () => {
+    const world = await fundedCard(svc);
+    const created = await createOperatorViaApi(svc, 'cal.console', 'support');
+    const s = await consoleLogin(svc, 'cal.console', created.credentials.password, created.credentials.totpSecret);
+    const status = async () => (await svc.db.query<{ status: string }>('SELECT status FROM cards WHERE card_id = $1', [world.card.cardId]))[0].status;
+    await refuseEntriesOf(['card.block', 'login']);
+    try {
+      const res = await fetch(`${svc.baseUrl}/console/cards/${world.card.cardId}/block`, {
+        method: 'POST', redirect: 'manual', headers: { cookie: s.cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: s.csrf }),
+      });
+      assert.equal(res.status, 500);
+      assert.equal(await status(), 'ACTIVE');
+      const sessions = async () => (await svc.db.query<{ n: string }>('SELECT count(*) AS n FROM operator_sessions WHERE operator_id = $1', [created.operatorId]))[0].n;
+      const before = await sessions();
+      svc.clock.advance(30_000);
+      const login = await fetch(`${svc.baseUrl}/console/login`, {
+        method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ name: 'cal.console', password: created.credentials.password, code: totpCode(created.credentials.totpSecret, svc.clock.now()) }),
+      });
+      assert.equal(login.status, 500);
+      assert.equal(login.headers.get('set-cookie'), null);
+      assert.equal(await sessions(), before, 'no session without its login entry');
+    } finally {
+      await allowEntries();
+    }
+    const entries = await auditEntries({ action: 'card.block', target: world.card.cardId });
+    assert.deepEqual(entries.map((e) => [e.actor, e.outcome, e.summary.error]), [['cal.console', 'FAILED', 'SYS_INTERNAL_ERROR']]);
+    const blocked = await fetch(`${svc.baseUrl}/console/cards/${world.card.cardId}/block`, {
+      method: 'POST', redirect: 'manual', headers: { cookie: s.cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: s.csrf }),
+    });
+    assert.equal(blocked.status, 303);
+    assert.equal(await status(), 'BLOCKED');
+    assert.equal((await verifyAuditTrail(svc.db, svc.config.masterKey)).ok, true);
   });
 });
 

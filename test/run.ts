@@ -6,8 +6,9 @@
  * 2. Migrates a template database once per schema version (cached between runs, see
  *    helpers/template.ts); each test process starts from a copy of it, a database of its own.
  * 3. Runs each file in a process of its own (`node --test`), TEST_CONCURRENCY at a time (default:
- *    CPUs + 2, since a file spends much of its time waiting on sockets and the database), longest
- *    first, and prints a summary with the slowest files.
+ *    one per CPU: a file on the embedded database is CPU-bound, and a burst of signed requests must
+ *    reach the service inside its 5-second signing window), longest first, and prints a summary
+ *    with the slowest files.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
@@ -65,7 +66,7 @@ async function main(): Promise<number> {
 
   const given = process.argv.slice(2);
   const files = given.length > 0 ? given : orderedFiles();
-  const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? availableParallelism() + 2));
+  const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? availableParallelism()));
   const results = await runPool(files, concurrency, env);
   const total = { tests: 0, pass: 0, fail: 0, skipped: 0, cancelled: 0, todo: 0 };
   for (const r of results) for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += r.counts[k] ?? 0;

@@ -151,7 +151,7 @@ describe('SDK as an installable package (issues 14, 32)', () => {
       const sdkTarball = tarballs.find((f) => f.startsWith('card-issuing-sdk-'))!;
       assert.ok(sdkTarball, `packed: ${tarballs.join(', ')}`);
       const listing = (await run('tar', ['-tzf', path.join(dir, sdkTarball)])).stdout;
-      for (const file of ['dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'dist/cjs/package.json']) {
+      for (const file of ['dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'dist/cjs/package.json', 'test-vectors/signing.json']) {
         assert.ok(listing.includes(`package/${file}`), `${file} is in the tarball`);
       }
       assert.doesNotMatch(listing, /package\/client\.ts|node_modules/, 'only the build, no sources');

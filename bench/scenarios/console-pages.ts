@@ -1,7 +1,7 @@
 /**
  * Issue 29: every operator console page under 1 s with 100,000 transactions. Seeds one card with
  * 100,000 card transactions and their 100,000 CARD_TRANSACTION events (copies of a real declined
- * authorization, by SQL), 100,000 audit-trail entries, then times each page as a logged-in support
+ * authorization, by SQL), 100,000 postings on its company's pool (one per copy), 100,000 audit-trail entries, then times each page as a logged-in support
  * operator: the median of 5 requests after one warm-up. Run once, by hand:
  *   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node --import tsx bench/scenarios/console-pages.ts
  * (without TEST_DATABASE_URL it runs on the embedded database). Not part of `npm run bench`.
@@ -46,10 +46,32 @@ await svc.db.query(
    FROM audit_trail_head h, generate_series(1, $1::int) g`,
   [N],
 );
+// 100,000 ledger postings on the company's pool, through ledger_post (the one writer), each
+// referencing one copied transaction: the statement pages and a timeline's postings by reference.
+const [pool] = await svc.db.query<{ account_id: string }>(
+  `SELECT account_id FROM ledger_accounts WHERE owner_type = 'ORGANIZATION_POOL' AND owner_id = $1 AND currency = 'USD'`, [world.org.organizationId]);
+const [external] = await svc.db.query<{ account_id: string }>(
+  `SELECT account_id FROM ledger_accounts WHERE partner_id = $1 AND owner_type = 'EXTERNAL' AND currency = 'USD'`, [world.partner.partnerId]);
+// In batches: one statement updating the same account rows 100,000 times in one transaction walks
+// ever longer version chains.
+const BATCH = 1000;
+for (let from = 1; from <= N; from += BATCH) {
+  await svc.db.query(
+    `SELECT count(*) FROM generate_series($5::int, $6::int) g, LATERAL ledger_post('lpb' || g, $1, 'DEPOSIT', false, 'txb' || g, 'bench',
+       now() - make_interval(secs => $4::int - g), ARRAY[$2, $3], ARRAY['USD', 'USD'], ARRAY['AVAILABLE', 'AVAILABLE'], ARRAY[0.01, -0.01]::numeric[])`,
+    [world.partner.partnerId, pool.account_id, external.account_id, N, from, Math.min(N, from + BATCH - 1)],
+  );
+}
 // Filler entries (their hashes do not chain): the bench times pages, it does not verify.
 await svc.db.query(`UPDATE audit_trail_head SET seq = seq + $1::bigint`, [N]);
 await svc.db.query('ANALYZE');
-console.log(`seeded ${N} transactions, ${N} events and ${N} audit entries in ${Math.round(performance.now() - t0)} ms (${svc.db.kind})`);
+console.log(`seeded ${N} transactions, ${N} events, ${N} pool postings and ${N} audit entries in ${Math.round(performance.now() - t0)} ms (${svc.db.kind})`);
+
+// The keyset of the statement's oldest page: the line of the 21st oldest posting (its time and id).
+const [line] = await svc.db.query<{ ms: string; entry_id: string }>(
+  `SELECT (extract(epoch FROM created_at) * 1000)::bigint::text AS ms, entry_id::text FROM ledger_entries WHERE posting_id = 'lpb21' AND account_id = $1`,
+  [pool.account_id]);
+const oldLine = `${line.ms}.st${line.entry_id}`;
 
 const op = await createOperatorViaApi(svc, 'bench.support', 'support');
 const session = await consoleLogin(svc, 'bench.support', op.credentials.password, op.credentials.totpSecret);
@@ -65,6 +87,8 @@ const pages: [string, string][] = [
   ['partner, last page', `/console/partners/${world.partner.partnerId}?page=${Math.ceil((N + 3) / 20)}`],
   ['KYC queue', '/console/kyc'],
   ['restrictions', `/console/restrictions?subjectType=ORGANIZATION&subjectId=${world.org.organizationId}`],
+  ['ledger: pools and statement', `/console/ledger?organizationId=${world.org.organizationId}`],
+  ['ledger: statement, oldest page', `/console/ledger?organizationId=${world.org.organizationId}&older=${oldLine}`],
   ['ledger (audit run)', '/console/ledger?audit=1'],
   ['audit trail', '/console/audit'],
   ['audit trail by actor', '/console/audit?actor=bench.7'],

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { PagingQuery } from './wire.ts';
+import { IsoTime, Literals, Nullable, PagingQuery } from './wire.ts';
 
 /** Partner settings (D13), credentials (4.1, D14) and the partner's own settings read. */
 
@@ -91,4 +91,77 @@ export const CredentialLink = Type.Object({
 export const ExtractedCredentials = Type.Object({
   apiKey: Type.String(), secretKey: Type.String(), expireTime: Type.String(), extractSecretKey: Type.String(),
   extractUrl: Type.String(), howToUse: Type.String(), notes: Type.String(),
+});
+
+// ---- signature self-check (issue 31, sandbox only) ----
+
+/** What you signed, exactly as you signed it: the four values of 5.2 and the payload of 5.3. */
+export const SignatureCheckBody = Type.Object({
+  apiKey: Type.String({ maxLength: 256, description: 'The X-DAPI-API-KEY value you sent' }),
+  timestamp: Type.String({ maxLength: 64, description: 'The X-DAPI-TIMESTAMP value you sent (13-digit epoch milliseconds)' }),
+  nonce: Type.String({ maxLength: 64, description: 'The X-DAPI-NONCE value you sent' }),
+  method: Literals(['GET', 'POST'], { description: 'The method of the request you signed' }),
+  payload: Type.String({
+    maxLength: 65_536, 'x-raw-text': true,
+    description: 'What you signed after the nonce: for GET the query string exactly as in the request target after "?" (empty when none), '
+      + 'for POST the body text exactly as sent (whitespace, key order and escapes included). Any character but lone surrogates; signed as UTF-8.',
+  }),
+  signature: Type.String({ maxLength: 512, description: 'The X-DAPI-SIGN value you sent' }),
+});
+
+const Length = Type.Integer({ minimum: 0, description: 'Length in UTF-8 bytes' });
+const Sha256 = Type.String({ pattern: '^[0-9a-f]{64}$', description: 'Lowercase hex SHA-256 of the UTF-8 bytes (not an HMAC: it needs no secret)' });
+
+/**
+ * The service's answer, step by step in the order it authenticates (D5). It never contains the
+ * expected signature nor anything derived from the secret key other than whether yours matches.
+ */
+export const SignatureCheckReport = Type.Object({
+  serverTime: IsoTime,
+  serverTimeMs: Type.Integer({ description: 'The service clock in epoch milliseconds: compare with your timestamp' }),
+  verdict: Type.String({
+    description: 'SYS_SUCCESS when a request carrying these values, sent now from this address, would pass authentication (its nonce not used yet); '
+      + 'otherwise the code it would be refused with: the first failing check, in the order API key, IP whitelist, timestamp format, timestamp window, '
+      + 'nonce format, signature, replay',
+  }),
+  apiKey: Type.Object({
+    formatOk: Type.Boolean({ description: '32 lowercase hexadecimal characters' }),
+    known: Type.Boolean({ description: 'An active partner holds this key' }),
+  }),
+  ipAddress: Type.Object({
+    address: Type.String({ description: 'Your address as the service sees it' }),
+    allowed: Nullable(Type.Boolean({ description: 'On the key\'s API whitelist (null when the key is unknown)' })),
+  }),
+  timestamp: Type.Object({
+    value: Type.String(),
+    formatOk: Type.Boolean({ description: '13 digits: epoch milliseconds' }),
+    withinWindow: Type.Boolean(),
+    skewMs: Nullable(Type.Integer({ description: 'Your timestamp minus the service clock: positive when your clock is ahead' })),
+    windowMs: Type.Integer({ description: 'Accepted distance between the two' }),
+  }),
+  nonce: Type.Object({
+    value: Type.String(),
+    valid: Type.Boolean(),
+    rule: Type.String(),
+    alreadyUsed: Nullable(Type.Boolean({
+      description: 'A request with this apiKey, timestamp and nonce was already accepted (null when the key is unknown or a value is malformed). '
+        + 'This check never uses the nonce up',
+    })),
+  }),
+  stringToSign: Type.Object({
+    rule: Type.String(),
+    length: Length,
+    sha256: Sha256,
+    parts: Type.Object({
+      apiKey: Type.Object({ length: Length }),
+      timestamp: Type.Object({ length: Length }),
+      nonce: Type.Object({ length: Length }),
+      payload: Type.Object({ length: Length, sha256: Sha256 }),
+    }, { description: 'Each part of the string to sign: find the one that differs from yours' }),
+  }, { description: 'apiKey + timestamp + nonce + payload as the service builds it from your values: compare its length and SHA-256 with your own' }),
+  signature: Type.Object({
+    formatOk: Type.Boolean({ description: '64 lowercase hexadecimal characters' }),
+    matches: Type.Boolean({ description: 'Equals the HMAC of the string to sign under the key\'s secret (false for an unknown key)' }),
+  }),
+  hints: Type.Array(Type.String(), { description: 'Likely mistakes seen in your values, most likely first' }),
 });

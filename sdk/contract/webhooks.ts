@@ -57,6 +57,10 @@ export interface WebhookEventDoc {
   eventType: string;
   summary: string;
   businessId: string;
+  /** The field of the example whose value is the event's businessId (a sample's businessId). */
+  businessIdField: string;
+  /** Sent in sandbox only (never in production). */
+  sandboxOnly?: boolean;
   data: TSchema;
   example: Record<string, unknown>;
 }
@@ -77,13 +81,13 @@ const { status: _cardStatus, createTime: _c, modifyTime: _m, ...cardFields } = c
 
 /** Every event type the service sends, in the order the OpenAPI document lists them. */
 export const WEBHOOK_EVENTS: WebhookEventDoc[] = [
-  { eventType: 'CARD_CREATED', summary: 'A card application ended in a card', businessId: 'the cardId', data: CardCreatedData,
+  { eventType: 'CARD_CREATED', businessIdField: 'cardId', summary: 'A card application ended in a card', businessId: 'the cardId', data: CardCreatedData,
     example: { ...cardFields, ...apply, cardStatus: 'ACTIVE' } },
-  { eventType: 'CARD_REJECTED', summary: 'A card application was rejected', businessId: 'the cardApplyId', data: CardRejectedData,
+  { eventType: 'CARD_REJECTED', businessIdField: 'cardApplyId', summary: 'A card application was rejected', businessId: 'the cardApplyId', data: CardRejectedData,
     example: { ...apply, status: 'REJECTED', cardId: null, rejectReason: 'SCREENING_REJECTED' } },
-  { eventType: 'CARD_STATUS_CHANGED', summary: 'A card was blocked, unblocked or cancelled', businessId: 'the cardId', data: CardStatusChangedData,
+  { eventType: 'CARD_STATUS_CHANGED', businessIdField: 'cardId', summary: 'A card was blocked, unblocked or cancelled', businessId: 'the cardId', data: CardStatusChangedData,
     example: { ...card, status: 'BLOCKED', previousStatus: 'ACTIVE' } },
-  { eventType: 'CARD_UPGRADE_STATUS_CHANGED', summary: 'A physical card upgrade changed state (PENDING, PRODUCING, SHIPPED, DELIVERED, ACTIVATED, REJECTED, CANCELLED)',
+  { eventType: 'CARD_UPGRADE_STATUS_CHANGED', businessIdField: 'cardId', summary: 'A physical card upgrade changed state (PENDING, PRODUCING, SHIPPED, DELIVERED, ACTIVATED, REJECTED, CANCELLED)',
     businessId: 'the cardId', data: CardUpgradeStatusChangedData, example: {
       upgradeRef: 'upgrade-0001', cardId: card.cardId, cardProfileId: 'sbx-visa-shared-physical', status: 'SHIPPED',
       shippingAddress: { postalCode: null, addressLine1: '1 Queen\'s Road Central', addressLine2: null, addressLine3: null, city: 'Central', state: 'Hong Kong Island', addressCountryCode: 'HK' },
@@ -91,7 +95,7 @@ export const WEBHOOK_EVENTS: WebhookEventDoc[] = [
       fees: [{ type: 'CARD_PRINTING_FEE', currency: 'USD', amount: 5 }, { type: 'CARD_POSTAL_FEE', currency: 'USD', amount: 2.5 }],
       feesRefunded: false, activationLocked: false, createTime: T, modifyTime: T, activationCode: '204817',
     } },
-  { eventType: 'CARD_TRANSACTION', summary: 'A card transaction was recorded or changed (authorization, clearing, reversal, refund)', businessId: 'the cardId',
+  { eventType: 'CARD_TRANSACTION', businessIdField: 'cardId', summary: 'A card transaction was recorded or changed (authorization, clearing, reversal, refund)', businessId: 'the cardId',
     data: CardTransactionData, example: {
       transId: 'txmwxdk8zrbfad304ec4', cardId: card.cardId, organizationId: card.organizationId, subjectType: 'CUSTOMER', subjectId: card.subjectId,
       messageType: 'AUTHORIZATION', authType: 'EXPEND', debitCreditIndicator: 'D', approved: true, status: 'PENDING', declineReason: null,
@@ -100,31 +104,39 @@ export const WEBHOOK_EVENTS: WebhookEventDoc[] = [
       postedTransactionId: null, originalTransId: null, networkTransactionId: 'sandbox-1', source: 'SANDBOX', partnerDecision: null,
       transactionTime: T, createTime: T, modifyTime: T,
     } },
-  { eventType: 'CUSTOMER_STATUS_CHANGED', summary: "An employee's restrictions or status changed", businessId: 'the customerId',
+  { eventType: 'CUSTOMER_STATUS_CHANGED', businessIdField: 'customerId', summary: "An employee's restrictions or status changed", businessId: 'the customerId',
     data: CustomerStatusChangedData, example: {
       customerId: card.subjectId, organizationId: card.organizationId, addRestrictions: ['PAYMENT_FROZEN'], removeRestrictions: [], remark: null,
       source: 'PARTNER', status: 'RESTRICTED', restrictions: [{ code: 'PAYMENT_FROZEN', source: 'PARTNER' }], retainedRestrictions: [],
     } },
-  { eventType: 'ORGANIZATION_STATUS_CHANGED', summary: "A company's restrictions or status changed", businessId: 'the organizationId',
+  { eventType: 'ORGANIZATION_STATUS_CHANGED', businessIdField: 'organizationId', summary: "A company's restrictions or status changed", businessId: 'the organizationId',
     data: OrganizationStatusChangedData, example: {
       organizationId: card.organizationId, addRestrictions: ['CASH_OUT_FROZEN'], removeRestrictions: [], remark: 'audit', source: 'PARTNER',
       status: 'RESTRICTED', restrictions: [{ code: 'CASH_OUT_FROZEN', source: 'PARTNER' }], retainedRestrictions: [],
     } },
-  { eventType: 'CUSTOMER_KYC_CHANGED', summary: "An employee's KYC review changed state", businessId: 'the customerId',
+  { eventType: 'CUSTOMER_KYC_CHANGED', businessIdField: 'customerId', summary: "An employee's KYC review changed state", businessId: 'the customerId',
     data: CustomerKycChangedData, example: { customerId: card.subjectId, kycStatus: 'APPROVED', reason: null } },
-  { eventType: 'LOW_BALANCE', summary: "A funding pool's available balance fell below its alert threshold", businessId: 'the organizationId',
+  { eventType: 'LOW_BALANCE', businessIdField: 'organizationId', summary: "A funding pool's available balance fell below its alert threshold", businessId: 'the organizationId',
     data: LowBalanceData, example: { organizationId: card.organizationId, currency: 'USD', available: 950.25, threshold: 1000 } },
-  { eventType: 'VERIFICATION_CODE_SENT', summary: 'Sandbox only: a card verification code was sent to a user, with the code', businessId: 'the cardId',
+  { eventType: 'VERIFICATION_CODE_SENT', businessIdField: 'cardId', sandboxOnly: true, summary: 'Sandbox only: a card verification code was sent to a user, with the code', businessId: 'the cardId',
     data: VerificationCodeSentData, example: {
       externalUserId: 'user-42', cardId: card.cardId, channel: 'EMAIL', code: '042917', expireTime: T,
     } },
-  { eventType: 'WEBHOOK_TEST', summary: 'A test event you asked for with POST /open-api/webhook/v1/test (attempted once, never retried)',
+  { eventType: 'WEBHOOK_TEST', businessIdField: 'partnerId', summary: 'A test event you asked for with POST /open-api/webhook/v1/test (attempted once, never retried)',
     businessId: 'your partnerId', data: WebhookTestData, example: {
       test: true, message: 'Test event from the card-issuing service', partnerId: 'ptmwxdk8zr3eac7b1705', sentTime: T,
     } },
 ];
 
 // ---- test send and webhook signing secret (issue 14) ----
+
+/** A signed example of an event type, on demand (issue 31). */
+export const SampleEventBody = Type.Object({
+  eventType: Type.String({
+    minLength: 1, maxLength: 64, pattern: '^[A-Z][A-Z0-9_]*$',
+    description: 'An event type of the webhooks section (CARD_CREATED, CARD_TRANSACTION, LOW_BALANCE, ...); sandbox-only types only in sandbox',
+  }),
+});
 
 export const TestWebhookBody = Type.Object({
   message: Type.Optional(Type.String({ maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description: 'Echoed in the test event (default: a fixed sentence)' })),

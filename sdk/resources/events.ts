@@ -7,6 +7,10 @@ import type { RotatedWebhookSecret, RotateWebhookSecretBody, WebhookSecretStatus
 // Request and answer types come from the schemas that validate the routes (sdk/contract/events.ts).
 export type { EventStatus } from '../contract/events.ts';
 
+/** The event types a sample can be asked for (sendSample); VERIFICATION_CODE_SENT in sandbox only. */
+export type SampleEventType = 'CARD_CREATED' | 'CARD_REJECTED' | 'CARD_STATUS_CHANGED' | 'CARD_UPGRADE_STATUS_CHANGED' | 'CARD_TRANSACTION'
+  | 'CUSTOMER_STATUS_CHANGED' | 'ORGANIZATION_STATUS_CHANGED' | 'CUSTOMER_KYC_CHANGED' | 'LOW_BALANCE' | 'VERIFICATION_CODE_SENT' | 'WEBHOOK_TEST';
+
 /** One entry of the event log (`GET /open-api/webhook/v1/events`); `data` is parsed losslessly (amounts keep their digits). */
 export type EventRecord = Static<typeof EventItem>;
 
@@ -45,6 +49,16 @@ export class EventsResource {
    */
   sendTest(params: { message?: string } = {}, options?: CallOptions): Promise<Static<typeof EventDetail>> {
     return this.http.call('POST', '/open-api/webhook/v1/test', { body: params }, options);
+  }
+
+  /**
+   * Sends a signed example of any event type you can receive (CARD_CREATED, CARD_TRANSACTION, LOW_BALANCE, ...) to your
+   * webhook_url now, marked `data.test = true`, so your handler can be tried before real traffic. Attempted once; answers the
+   * event with its attempt. The payload is the type's example in the OpenAPI webhooks section, with the current time.
+   * @example const sample = await client.events.sendSample({ eventType: 'CARD_TRANSACTION' }); console.log(sample.status, sample.attemptLog[0]);
+   */
+  sendSample(params: { eventType: SampleEventType | (string & {}) }, options?: CallOptions): Promise<Static<typeof EventDetail>> {
+    return this.http.call('POST', '/open-api/webhook/v1/sample', { body: params }, options);
   }
 
   /**

@@ -9,6 +9,7 @@ import type { SimulateQrPaymentBody } from '../contract/qr-payments.ts';
 import type { CardTransaction } from './transactions.ts';
 import type { QrPayment } from './qr-payments.ts';
 import type { CardShipmentParams, CardShipmentResult } from './card-upgrades.ts';
+import type { SignatureCheckBody, SignatureCheckReport } from '../contract/partners.ts';
 
 // Request and answer types come from the schemas that validate the routes (sdk/contract/sandbox.ts).
 export type DepositParams = RequestOf<typeof SimulateDepositBody>;
@@ -21,6 +22,9 @@ export type SimulateRefundParams = RequestOf<typeof SimulateRefundBody>;
 export type SimulateExpiryParams = RequestOf<typeof SimulateExpiryBody>;
 export type AuthUrlTest = Static<typeof AuthUrlTestReport>;
 export type SimulateQrPaymentParams = RequestOf<typeof SimulateQrPaymentBody>;
+/** What you signed; apiKey defaults to the client's. */
+export type SignatureCheckParams = Omit<Static<typeof SignatureCheckBody>, 'apiKey'> & { apiKey?: string };
+export type SignatureCheck = Static<typeof SignatureCheckReport>;
 
 export class SandboxResource {
   constructor(private readonly http: SignedHttpClient) {}
@@ -104,6 +108,18 @@ export class SandboxResource {
    */
   testAuthUrl(options?: CallOptions): Promise<AuthUrlTest> {
     return this.http.call('POST', '/open-api/sandbox/v1/auth-url/test', { body: {} }, options);
+  }
+
+  /**
+   * Checks a signature you computed (with your own signer, in any language) step by step: the service
+   * clock and your timestamp's window, the nonce, the length and SHA-256 of the string to sign as the
+   * service builds it, whether the key is known and whether the signature matches. Never the right
+   * signature; the nonce is not used up. Unsigned on the service side; counts as a failed authentication.
+   * @example const report = await client.sandbox.signatureCheck({ timestamp, nonce, method: 'GET', payload: 'customerId=cu123', signature });
+   * // report.verdict === 'SYS_SUCCESS', or the code the real request would get; report.hints says why
+   */
+  signatureCheck(params: SignatureCheckParams, options?: CallOptions): Promise<SignatureCheck> {
+    return this.http.call('POST', '/open-api/sandbox/v1/signature-check', { body: { apiKey: this.http.apiKey, ...params } }, options);
   }
 
   /**

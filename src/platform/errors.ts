@@ -71,6 +71,8 @@ export const ERROR_CATALOG = {
   IDEMPOTENCY_KEY_IN_USE: { httpStatus: 409, message: 'A request with this Idempotency-Key is still being executed; retry shortly' },
   // Webhook test send (issue 14).
   WEBHOOK_NOT_CONFIGURED: { httpStatus: 200, message: 'No webhook_url is configured for this partner' },
+  // Sample events on demand (issue 31): an event type the service does not send, or not in this environment.
+  WEBHOOK_EVENT_TYPE_INVALID: { httpStatus: 200, message: 'Unknown event type, or one not sent in this environment' },
   // Managed-balance model (issue 11).
   ASSET_INVALID: { httpStatus: 200, message: 'Asset is not supported' },
   CONVERSION_NOT_AVAILABLE: { httpStatus: 200, message: 'No conversion rate is set between these assets' },

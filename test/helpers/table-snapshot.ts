@@ -12,6 +12,9 @@ export const REFUSAL_WRITES: Readonly<Record<string, string>> = {
   // Issue 14: a business refusal (HTTP 200 with a code) is an answer; a retry with the same
   // Idempotency-Key must get it again without running the handler.
   idempotency_keys: 'the Idempotency-Key answer store: a refusal is stored so that its retry replays it (issue 14)',
+  // Issue 29: an operator's refused action is itself audited (outcome FAILED or DENIED) in the hash chain.
+  audit_trail: 'the operator audit trail: a refused admin POST is recorded as FAILED or DENIED (issue 29)',
+  audit_trail_head: 'the head of the audit trail\'s hash chain, moved by every entry (issue 29)',
 };
 
 /** Table name -> `rows:md5 of the rows' text in order`; any insert, update or delete changes it. */

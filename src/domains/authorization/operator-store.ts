@@ -5,9 +5,11 @@ export interface TransactionRef {
   partnerId: string;
   cardId: string;
   originalTransId: string | null;
+  /** The ledger posting the message made, if any. */
+  postingId: string | null;
 }
 
-const REF = `trans_id AS "transId", partner_id AS "partnerId", card_id AS "cardId", original_trans_id AS "originalTransId"`;
+const REF = `trans_id AS "transId", partner_id AS "partnerId", card_id AS "cardId", original_trans_id AS "originalTransId", posting_id AS "postingId"`;
 
 /** A transaction by its transId or its network transaction id, across partners (issue 29). */
 export async function transactionRefsById(q: Queryable, id: string): Promise<TransactionRef[]> {

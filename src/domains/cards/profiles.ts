@@ -3,7 +3,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { ensureCardKeys } from '../../platform/crypto/card-keys.ts';
 import { binMatchesNetwork, DEFAULT_PAN_LENGTH } from '../../platform/crypto/pan.ts';
 import { newId } from '../../platform/crypto/secrets.ts';
-import type { Db } from '../../platform/db/db.ts';
+import { insideUnitOfWork, type Db } from '../../platform/db/db.ts';
 import { ApiError, paramInvalid } from '../../platform/errors.ts';
 import { CORPORATE_SCALE, fromDb, parseAmount, toDb, toWire } from '../../platform/money.ts';
 import { pageOf, type Paging } from '../../platform/http/schema.ts';
@@ -68,6 +68,11 @@ export async function ensureCardsReady(deps: CardDeps): Promise<void> {
   if (deps.config.env !== 'sandbox') return;
   let done = seeded.get(deps.db);
   if (!done) {
+    // An audited admin action's unit of work may still be rolled back: seed in it, remember nothing.
+    if (insideUnitOfWork()) {
+      for (const profile of SANDBOX_PROFILES) await insertCardProfile(deps.db, profile, now);
+      return;
+    }
     done = (async () => {
       for (const profile of SANDBOX_PROFILES) await insertCardProfile(deps.db, profile, now);
     })();

@@ -6,10 +6,10 @@ import { queryQuota } from '../velocity/index.ts';
 import { fundBalance, statement } from '../funding/index.ts';
 import { cardTransactionsPage, findTransactionRefs, holdExpiryBacklog, networkKeys, queryTransaction, transactionTimelineRefs, type TransactionView } from '../authorization/index.ts';
 import { partnersByIds, partnerView, webhookSecretStatus } from '../partners/index.ts';
-import { deliveryBacklog, eventDetail, listEvents, resendEvent } from '../events/index.ts';
+import { deliveryBacklog, eventDetail, listEvents, resendEvent, webhookHealth } from '../events/index.ts';
 import { decideKyc, findCustomerAnyPartner, pendingKycReviews } from '../customers/index.ts';
 import { findOrganizationById, restrictionDetails, type SubjectType } from '../organizations/index.ts';
-import { auditLedger, lastLedgerAudit } from '../ledger/index.ts';
+import { auditLedger, lastLedgerAudit, postingsWithEntries } from '../ledger/index.ts';
 import { findManagedUsers } from '../managed-balance/index.ts';
 import { createOperator, listAudit, listOperators, updateOperator } from '../operators/index.ts';
 import { ActionForm, Facts, html, link, maskedPan, page, Pager, show, Table } from './views.ts';
@@ -18,8 +18,8 @@ import { ConsoleRefusal, done, form, need, noticeOf, withoutCsrf, type ConsoleDe
 const PAGE_SIZE = 20;
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-function pageNo(req: FastifyRequest): number {
-  const n = Number((req.query as { page?: string }).page ?? '1');
+function pageNo(value: string | undefined): number {
+  const n = Number(value ?? '1');
   return Number.isInteger(n) && n >= 1 && n <= 10_000 ? n : 1;
 }
 
@@ -41,19 +41,15 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
     const c = req.console!;
     return page({ title, caller: c.caller, csrf: c.csrf, notice: noticeOf(req), error }, body as never);
   };
-  const audit = (req: FastifyRequest, action: string, target: string | null, summary: Record<string, unknown>, outcome: 'DONE' | 'FAILED' = 'DONE') =>
-    gate.record(req, req.console!.caller, action, target, summary, outcome);
-  /** Runs a console change; a business refusal is recorded as FAILED and shown on the page. */
+  /**
+   * Runs a console change and its audit entry in one transaction (the admin API's path, gate.recorded);
+   * a failure is rolled back, recorded as FAILED, and a business refusal shown on the page.
+   */
   const change = async <T>(req: FastifyRequest, action: string, target: string, summary: Record<string, unknown>, fn: () => Promise<T>): Promise<T> => {
     try {
-      const result = await fn();
-      await audit(req, action, target, summary);
-      return result;
+      return await gate.recorded(req, req.console!.caller, action, target, summary, fn);
     } catch (err) {
-      if (err instanceof ApiError) {
-        await audit(req, action, target, { ...summary, error: err.code }, 'FAILED');
-        throw new ConsoleRefusal(err.message, 409);
-      }
+      if (err instanceof ApiError) throw new ConsoleRefusal(err.message, 409);
       throw err;
     }
   };
@@ -163,15 +159,23 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
     const mine = cardEvents.result.filter((e) => members.has(String((e.data as { transId?: unknown } | null)?.transId)));
     const details = await Promise.all(mine.slice(0, 20).map((e) => eventDetail(deps, partnerId, e.eventId)));
     const decision = views.find((t) => t.partnerDecision)?.partnerDecision ?? null;
+    const postings = await postingsWithEntries(deps.db, partnerId, { postingIds: refs.flatMap((r) => (r.postingId ? [r.postingId] : [])), references: [...members] });
+    const messageOf = new Map(refs.flatMap((r) => (r.postingId ? [[r.postingId, r.transId] as const] : [])));
     return render(req, reply, `Transaction ${transId}`, html`
-      ${Facts({ label: 'Transaction', facts: [['Card', link(`/console/cards/${refs[0].cardId}`, refs[0].cardId)], ['Partner', link(`/console/partners/${partnerId}`, partnerId)],
-        ['Partner decision', show(decision)]] })}
+      ${Facts({ label: 'Transaction', facts: [['Card', link(`/console/cards/${refs[0].cardId}`, refs[0].cardId)], ['Partner', link(`/console/partners/${partnerId}`, partnerId)]] })}
       <h2>Timeline</h2>
       ${Table({ caption: 'Messages, oldest first', head: ['Transaction', 'Time', 'Type', 'Amount', 'Merchant', 'Status', 'Decline reason', 'Partner decision'],
         rows: views.map((t) => txRow(t)) })}
+      <h2>Partner decision</h2>
+      ${decision ? Facts({ label: 'Partner decision', facts: [['Outcome', decision.outcome], ['Latency', `${decision.latencyMs} ms`],
+        ['Stand-in', decision.standInReason ? `yes: ${decision.standInReason}` : 'no'], ['Partner decline reason', show(decision.partnerDeclineReason)],
+        ['HTTP status', show(decision.httpStatus)]] }) : html`<p>Not forwarded to the partner for a decision.</p>`}
       <h2>Ledger postings</h2>
-      ${Table({ caption: 'Postings', head: ['Transaction', 'Outstanding id', 'Posted id', 'Hold'], rows: views.map((t) => [t.transId, show(t.outstandingTransactionId),
-        show(t.postedTransactionId), show(t.holdAmount)]) })}
+      ${postings.length === 0 ? html`<p>No ledger posting.</p>` : postings.map((p) => Table({
+        caption: `Posting ${p.postingId}: ${p.kind}${p.forced ? ' (forced)' : ''}, ${p.createdAt.toISOString()}, for ${messageOf.get(p.postingId) ?? p.reference ?? '—'}`,
+        head: ['Account', 'Owner', 'Bucket', 'Debit or credit', 'Amount', 'Asset'],
+        rows: p.entries.map((e) => [e.accountId, e.ownerType === 'CARD' ? html`CARD ${link(`/console/cards/${e.ownerId}`, e.ownerId)}` : `${e.ownerType} ${e.ownerId}`,
+          e.bucket, e.side === 'DEBIT' ? 'Debit' : 'Credit', e.amount, e.currency]) }))}
       <h2>Webhooks</h2>
       ${Table({ caption: 'Events and their delivery attempts', head: ['Event', 'Type', 'Status', 'Attempts'], rows: details.map((e) => [e.eventId, e.eventType, e.status,
         e.attemptLog.map((a) => `#${a.attemptNo} ${show(a.outcome)} ${show(a.httpStatus)} ${show(a.latencyMs)} ms`).join('; ') || '—']), empty: 'No events.' })}`);
@@ -183,12 +187,13 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
     const [p] = await partnersByIds(deps.db, [partnerId]);
     if (!p) notFound('Partner');
     const v = partnerView(p);
-    const n = pageNo(req);
-    const [events, failed, pending, webhookSecret] = await Promise.all([
+    const n = pageNo((req.query as { page?: string }).page);
+    const [events, failed, pending, webhookSecret, health] = await Promise.all([
       listEvents(deps, partnerId, { page: n, pageSize: PAGE_SIZE }),
       listEvents(deps, partnerId, { status: 'FAILED', page: 1, pageSize: 1 }),
       listEvents(deps, partnerId, { status: 'PENDING', page: 1, pageSize: 1 }),
       webhookSecretStatus(deps, partnerId),
+      webhookHealth(deps.db, partnerId),
     ]);
     const base = `/console/partners/${partnerId}`;
     return render(req, reply, `Partner ${v.name}`, html`
@@ -198,7 +203,11 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
       <h2>Whitelists</h2>
       ${Table({ caption: 'Allowed addresses by purpose', head: ['Purpose', 'Addresses'], rows: Object.entries(v.ipWhitelist).map(([k, list]) => [k, (list as string[]).join(', ') || 'any']) })}
       <h2>Webhook health</h2>
-      ${Facts({ label: 'Webhook health', facts: [['Events pending delivery', String(pending.total)], ['Events given up', String(failed.total)], ['Events in all', String(events.total)]] })}
+      ${Facts({ label: 'Webhook health', facts: [['Events pending delivery', String(pending.total)], ['Events given up', String(failed.total)], ['Events in all', String(events.total)],
+        [`Attempts for the newest ${health.events} events`, `${health.succeeded} delivered, ${health.failed} failed`],
+        ['Median latency', health.medianLatencyMs === null ? '—' : `${health.medianLatencyMs} ms`],
+        ['Last delivered', show(health.lastSuccessAt?.toISOString())],
+        ['Last failed attempt', health.lastFailureAt ? `${health.lastFailureAt.toISOString()} (${health.lastFailure})` : '—']] })}
       <h2>Events</h2>
       ${eventTable(events.result, partnerId, req.console!.csrf)}
       ${Pager({ label: 'Event pages', prev: n > 1 ? `${base}?page=${n - 1}` : null, next: n * PAGE_SIZE < events.total ? `${base}?page=${n + 1}` : null })}`);
@@ -271,14 +280,17 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
 
   // ---- ledger -------------------------------------------------------------------------------------------
   app.get('/ledger', async (req, reply) => {
-    const query = req.query as { audit?: string; organizationId?: string };
+    const query = req.query as { audit?: string; organizationId?: string; older?: string };
+    // Keyset paging of the statement (an offset over 100,000 lines takes over a second): the lines
+    // up to the last one shown (its time and id), newest first.
+    const older = /^([0-9]{13})\.(st[0-9]{1,19})$/.exec(query.older ?? '');
     const run = query.audit === '1';
     const report = run ? await auditLedger(deps.db) : null;
     const organizationId = query.organizationId && ID.test(query.organizationId) ? query.organizationId : null;
     const organization = organizationId ? await findOrganizationById(deps.db, organizationId) : null;
     const [balances, lines] = organization ? await Promise.all([
       fundBalance({ ...deps, cards: dedicatedCards }, organization.partnerId, organization.organizationId),
-      statement(deps, organization.partnerId, { organizationId: organization.organizationId }, { page: 1, pageSize: PAGE_SIZE }),
+      statementLines(organization.partnerId, organization.organizationId, older ? { time: Number(older[1]), statementId: older[2] } : null),
     ]) : [null, null];
     return render(req, reply, 'Ledger', html`
       <form method="get" action="/console/ledger" class="action">
@@ -293,7 +305,12 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
         ${Table({ caption: 'Dedicated card balances', head: ['Card', 'Currency', 'Available', 'Pending', 'Total'], empty: 'No dedicated card.',
           rows: balances.cards.map((c) => [link(`/console/cards/${c.cardId}`, c.cardId), c.currency, show(c.available), show(c.pending), show(c.total)]) })}` : null}
       ${lines ? html`<h2>Statement</h2>
-        ${Table({ caption: `Latest pool movements (${lines.total})`, head: ['Line'], rows: lines.result.map((l) => [show(l)]), empty: 'No movement.' })}` : null}
+        ${Table({ caption: older ? `Older pool movements, newest first` : `Pool movements, newest first (${lines.total} in all)`,
+          head: ['Date', 'Type', 'Amount', 'Asset', 'Available after', 'Balance after', 'Reference'],
+          rows: lines.result.map((l) => [l.createTime, l.type, signed(show(l.amount)), l.currency, show(l.availableAfter), show(l.totalAfter),
+            l.description ? `${show(l.reference)} (${l.description})` : show(l.reference)]), empty: 'No movement.' })}
+        ${Pager({ label: 'Statement pages', prev: older ? `/console/ledger?organizationId=${organizationId}` : null, prevText: 'Newest movements',
+          next: lines.more && lines.result.length ? `/console/ledger?organizationId=${organizationId}&older=${Date.parse(lines.result.at(-1)!.createTime)}.${lines.result.at(-1)!.statementId}` : null })}` : null}
       <h2>Job backlogs</h2>
       ${await backlogs()}
       <h2>Network keys</h2>
@@ -313,11 +330,24 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
         ${Table({ caption: 'Findings', head: ['Finding'], rows: report.findings.slice(0, 50).map((f) => [show(f)]), empty: 'No findings.' })}` : null}`);
   });
 
+  /**
+   * A page of a pool's statement, newest first: the first page, or the lines after `after` (the last
+   * line shown). The statement is asked for lines before the next millisecond, so lines of the same
+   * millisecond as `after` come first and those already shown are dropped.
+   */
+  const statementLines = async (partnerId: string, organizationId: string, after: { time: number; statementId: string } | null) => {
+    const page = await statement(deps, partnerId, { organizationId, ...(after ? { endTime: new Date(after.time + 1).toISOString() } : {}) },
+      { page: 1, pageSize: PAGE_SIZE * 2 });
+    const shownUpTo = after ? page.result.findIndex((l) => l.statementId === after.statementId) : -1;
+    const rest = page.result.slice(shownUpTo + 1);
+    return { total: page.total, result: rest.slice(0, PAGE_SIZE), more: rest.length > PAGE_SIZE || page.total > page.result.length };
+  };
+
   // Issue 29: the last recorded audit (kept by the ledger for every instance), before any run from here.
   const lastAudit = async () => {
     const last = await lastLedgerAudit(deps.db);
     return Facts({ label: 'Last ledger audit', facts: last
-      ? [['Last audit', show(last.finishedAt)], ['Last result', last.ok ? 'Clean' : `${last.findings} findings`]]
+      ? [['Last audit', last.finishedAt.toISOString()], ['Last result', last.ok ? 'Clean' : `${last.findings} findings`]]
       : [['Last audit', 'Never run']] });
   };
 
@@ -395,6 +425,11 @@ export function consolePages(app: FastifyInstance, deps: ConsoleDeps): void {
   });
 }
 
+/** A statement amount with its sign: + for money in, - for money out. */
+function signed(amount: string): string {
+  return amount.startsWith('-') || /^0(\.0*)?$/.test(amount) ? amount : `+${amount}`;
+}
+
 function h2Table(title: string, head: string[], rows: unknown[][]) {
   return html`<h2>${title}</h2>${Table({ caption: title, head, rows: rows as never })}`;
 }
@@ -404,7 +439,7 @@ function txRow(t: TransactionView) {
     link(`/console/transactions/${t.transId}`, t.transId), show(t.transactionTime), `${t.messageType} ${t.authType}`, `${show(t.amount)} ${t.currency}`,
     show(t.merchantName), t.status,
     t.declineReason ? html`<span class="declined">${t.declineReason}</span>${t.declineDetail ? ` (${t.declineDetail})` : ''}` : '—',
-    show(t.partnerDecision),
+    t.partnerDecision ? `${t.partnerDecision.outcome}, ${t.partnerDecision.latencyMs} ms${t.partnerDecision.standInReason ? ` (stand-in: ${t.partnerDecision.standInReason})` : ''}` : '—',
   ];
 }
 

@@ -113,27 +113,28 @@ export function registerConsole(deps: ConsoleDeps) {
     app.post('/login', async (req, reply) => {
       const f = form(req);
       const name = String(f.name ?? '').trim().slice(0, 40);
-      const outcome = await login(deps, { name, password: String(f.password ?? ''), code: String(f.code ?? '') });
-      const caller: AdminCaller = outcome.operator
-        ? { actor: outcome.operator.name, operatorId: outcome.operator.operatorId, role: outcome.operator.role, channel: 'console' }
-        : { actor: name || '(empty)', operatorId: null, role: 'viewer', channel: 'console' };
+      // Every attempt is recorded; a session, or a failure counted toward the lockout, commits with its entry.
+      const outcome = await login(deps, { name, password: String(f.password ?? ''), code: String(f.code ?? '') }, async (o) => {
+        const caller: AdminCaller = o.operator
+          ? { actor: o.operator.name, operatorId: o.operator.operatorId, role: o.operator.role, channel: 'console' }
+          : { actor: name || '(empty)', operatorId: null, role: 'viewer', channel: 'console' };
+        if (o.ok) await gate.record(req, caller, 'login', o.operator.operatorId, {}, 'DONE');
+        else await gate.record(req, caller, 'login', caller.operatorId, { reason: o.reason, ...(o.lockedNow ? { lockedNow: true } : {}) }, 'FAILED');
+      });
       reply.type('text/html; charset=utf-8');
       if (!outcome.ok) {
-        await gate.record(req, caller, 'login', caller.operatorId, { reason: outcome.reason, ...(outcome.lockedNow ? { lockedNow: true } : {}) }, 'FAILED');
         reply.code(401);
         return loginPage(null, outcome.reason === 'LOCKED'
           ? 'This account is locked after repeated failed logins. Try again later or ask an administrator to unlock it.'
           : outcome.reason === 'DISABLED' ? 'This account is disabled.' : 'Name, password or code is wrong.');
       }
-      await gate.record(req, caller, 'login', outcome.operator.operatorId, {}, 'DONE');
       reply.header('set-cookie', gate.sessionCookie(outcome.sessionToken));
       return reply.redirect('/console', 303);
     });
 
     app.post('/logout', async (req, reply) => {
       const c = req.console!;
-      await logout(deps, c.session);
-      await gate.record(req, c.caller, 'logout', c.caller.operatorId, {}, 'DONE');
+      await gate.recorded(req, c.caller, 'logout', c.caller.operatorId, {}, () => logout(deps, c.session));
       reply.header('set-cookie', gate.clearedCookie());
       return reply.redirect('/console/login', 303);
     });

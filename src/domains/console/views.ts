@@ -102,6 +102,7 @@ export function show(value: unknown): string {
   if (value === null || value === undefined || value === '') return '—';
   // Amounts arrive as lossless numbers: their exact digits, never a JS number.
   if (isLosslessNumber(value)) return value.toString();
+  if (value instanceof Date) return value.toISOString();
   if (typeof value === 'object') return stringifyLossless(value) ?? '';
   return String(value);
 }

@@ -61,16 +61,31 @@ export function retryDelayMs(failedAttempts: number, random: () => number = Math
   return Math.round(nominal * (1 - RETRY_JITTER_RATIO + 2 * RETRY_JITTER_RATIO * random()));
 }
 
+/**
+ * A test event: WEBHOOK_TEST (POST /open-api/webhook/v1/test) or a sample of another type asked for
+ * with POST /open-api/webhook/v1/sample (issue 31), both marked `data.test = true`.
+ */
+export function isTestEvent(event: { eventType?: string; payload?: string }): boolean {
+  if (event.eventType === TEST_EVENT_TYPE) return true;
+  if (event.payload === undefined || !event.payload.includes('"test":true')) return false;
+  try {
+    const data = JSON.parse(event.payload) as unknown;
+    return data !== null && typeof data === 'object' && (data as { test?: unknown }).test === true;
+  } catch {
+    return false;
+  }
+}
+
 /** After a failure at `now`: retry while the cycle is younger than the window, else FAILED. */
 export function nextStateAfter(
-  event: Pick<LeasedEvent, 'deliveryStartedAt' | 'deliveryAttempt'> & { eventType?: string },
+  event: Pick<LeasedEvent, 'deliveryStartedAt' | 'deliveryAttempt'> & { eventType?: string; payload?: string },
   outcome: PostResult['outcome'],
   now: Date,
   random: () => number = Math.random,
 ): NextState {
   if (outcome === 'SUCCESS') return { status: 'DELIVERED' };
-  // A test event (POST /open-api/webhook/v1/test) is attempted once: its answer is the point.
-  if (event.eventType === TEST_EVENT_TYPE) return { status: 'FAILED' };
+  // A test event (test send or sample) is attempted once: its answer is the point.
+  if (isTestEvent(event)) return { status: 'FAILED' };
   const windowEnd = new Date(event.deliveryStartedAt).getTime() + RETRY_WINDOW_MS;
   if (now.getTime() >= windowEnd) return { status: 'FAILED' };
   // Nothing can be delivered until the partner sets up delivery (no webhook_url, partner not ACTIVE,

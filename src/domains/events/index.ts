@@ -9,4 +9,4 @@ export { recordEvent } from './outbox.ts';
 export { eventRoutes } from './routes.ts';
 export { eventDetail, listEvents, resendEvent } from './service.ts';
 export { observeWebhooks, webhookDeliveryJob, wakeParkedEvents } from './delivery.ts';
-export { deliveryBacklog } from './operator-views.ts';
+export { deliveryBacklog, webhookHealth } from './operator-views.ts';

@@ -1,8 +1,8 @@
 import { route, type RouteDef } from '../../platform/http/router.ts';
 import { EgressIps, EventDetail, EventDetailQuery, EventPage, ListEventsQuery, ResendAnswer, ResendBody } from '../../../sdk/contract/events.ts';
 import type { EventDeps } from './delivery.ts';
-import { eventDetail, listEvents, resendEvent, sendTestEvent, webhookEgress } from './service.ts';
-import { RotatedWebhookSecret, RotateWebhookSecretBody, TestWebhookBody, WebhookSecretStatus } from '../../../sdk/contract/webhooks.ts';
+import { eventDetail, listEvents, resendEvent, sendSampleEvent, sendTestEvent, webhookEgress } from './service.ts';
+import { RotatedWebhookSecret, RotateWebhookSecretBody, SampleEventBody, TestWebhookBody, WebhookSecretStatus } from '../../../sdk/contract/webhooks.ts';
 import { rotateWebhookSecret, webhookSecretStatus, WEBHOOK_SECRET_DEFAULT_OVERLAP_S } from '../partners/index.ts';
 
 export function eventRoutes(deps: EventDeps): RouteDef[] {
@@ -64,6 +64,22 @@ export function eventRoutes(deps: EventDeps): RouteDef[] {
       data: EventDetail,
       errors: ['WEBHOOK_NOT_CONFIGURED'],
       handler: ({ body, partner }) => sendTestEvent(deps, partner.partnerId, body.message),
+    }),
+    route({
+      method: 'POST',
+      url: '/open-api/webhook/v1/sample',
+      auth: 'partner',
+      tag: 'Webhooks',
+      summary: 'Send a signed example of any event type you can receive to your webhook_url now, marked as a test',
+      description: 'Try your webhook handler before real traffic: the body is the example of that event type in the webhooks section of this document '
+        + '(valid against its schema) with the current time, and `data.test` = true so your handler can tell it from a real event. It is logged, '
+        + 'signed and sent like every webhook, attempted once and never retried; the answer shows what your endpoint did: status DELIVERED or FAILED, '
+        + 'and attemptLog[0] with outcome, httpStatus, latencyMs, error. The ids in it are examples, not your resources.',
+      body: SampleEventBody,
+      data: EventDetail,
+      example: { eventType: 'CARD_TRANSACTION' },
+      errors: ['WEBHOOK_EVENT_TYPE_INVALID', 'WEBHOOK_NOT_CONFIGURED'],
+      handler: ({ body, partner }) => sendSampleEvent(deps, partner.partnerId, body.eventType),
     }),
     route({
       method: 'POST',

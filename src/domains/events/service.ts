@@ -9,6 +9,7 @@ import type { EventDeps } from './delivery.ts';
 import { claimEventNow, deliverLeased, leaseDurationMs, TEST_EVENT_TYPE } from './delivery.ts';
 import { recordEvent } from './outbox.ts';
 import { partnersByIds } from '../partners/index.ts';
+import { WEBHOOK_EVENTS } from '../../../sdk/contract/webhooks.ts';
 import { findEventRow, listAttemptRows, listEventRows, scheduleRedelivery, type AttemptRow, type EventRow } from './store.ts';
 
 /** The partner's event log and redelivery (D38): `GET /open-api/webhook/v1/events`, `POST .../resend`. */
@@ -101,17 +102,58 @@ const TEST_MESSAGE = 'Test event from the card-issuing service';
  * once and never retried: DELIVERED or FAILED at once. Resend it to try again.
  */
 export async function sendTestEvent(deps: EventDeps, partnerId: string, message: string | undefined) {
+  const now = new Date(deps.clock.now());
+  return sendOnce(deps, partnerId, {
+    eventType: TEST_EVENT_TYPE, businessId: partnerId, createTime: now,
+    data: { test: true, message: message ?? TEST_MESSAGE, partnerId, sentTime: now.toISOString() },
+  });
+}
+
+/** Records a test event and attempts it once now, outside the delivery worker; answers it with its attempt. */
+async function sendOnce(deps: EventDeps, partnerId: string, event: { eventType: string; businessId: string; createTime: Date; data: unknown }) {
   const [partner] = await partnersByIds(deps.db, [partnerId]);
   if (!partner?.webhookUrl) throw new ApiError('WEBHOOK_NOT_CONFIGURED');
-  const now = new Date(deps.clock.now());
+  const now = event.createTime;
   const lease = { token: randomBytes(12).toString('hex'), now, until: new Date(now.getTime() + leaseDurationMs(deps.config)), limit: 1 };
-  const event = await deps.db.tx(async (q) => {
-    const { eventId } = await recordEvent(q, {
-      partnerId, eventType: TEST_EVENT_TYPE, businessId: partnerId, createTime: now,
-      data: { test: true, message: message ?? TEST_MESSAGE, partnerId, sentTime: now.toISOString() },
-    });
+  const leased = await deps.db.tx(async (q) => {
+    const { eventId } = await recordEvent(q, { partnerId, ...event });
     return claimEventNow(q, eventId, lease);
   });
-  await deliverLeased(deps, event);
-  return eventDetail(deps, partnerId, event.eventId);
+  await deliverLeased(deps, leased);
+  return eventDetail(deps, partnerId, leased.eventId);
+}
+
+/** The documented example's time (sdk/contract/webhooks.ts): a sample carries the time it is sent instead. */
+const EXAMPLE_TIME = '2026-11-22T06:30:21.000Z';
+
+function withTime(node: unknown, time: string): unknown {
+  if (node === EXAMPLE_TIME) return time;
+  if (Array.isArray(node)) return node.map((item) => withTime(item, time));
+  if (node === null || typeof node !== 'object') return node;
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, withTime(v, time)]));
+}
+
+/** The event types a partner of this deployment can receive (sandbox-only types are not sent in production). */
+export function receivableEventTypes(config: Pick<Config, 'env'>): string[] {
+  return WEBHOOK_EVENTS.filter((e) => !e.sandboxOnly || config.env === 'sandbox').map((e) => e.eventType);
+}
+
+/**
+ * Issue 31: a signed example of any event type the partner can receive, so that its handler can be
+ * tried before real traffic. The payload is the OpenAPI document's example of that type (so it is
+ * valid against the `webhooks` schema) with the current time, marked `test: true` like WEBHOOK_TEST;
+ * the businessId is the example's. It goes through the normal delivery path (event log, signing,
+ * X-DAPI-WEBHOOK-SIGN, SSRF guard, webhook whitelist) and, like the test send, is attempted once
+ * and never retried; resend it to try again.
+ */
+export async function sendSampleEvent(deps: EventDeps, partnerId: string, eventType: string) {
+  const doc = WEBHOOK_EVENTS.find((e) => e.eventType === eventType);
+  const receivable = receivableEventTypes(deps.config);
+  if (!doc || !receivable.includes(eventType)) {
+    throw new ApiError('WEBHOOK_EVENT_TYPE_INVALID', `Unknown event type, or one not sent in this environment: use one of ${receivable.join(', ')}`);
+  }
+  if (eventType === TEST_EVENT_TYPE) return sendTestEvent(deps, partnerId, undefined);
+  const now = new Date(deps.clock.now());
+  const data = { ...(withTime(doc.example, now.toISOString()) as Record<string, unknown>), test: true };
+  return sendOnce(deps, partnerId, { eventType, businessId: String(doc.example[doc.businessIdField]), createTime: now, data });
 }

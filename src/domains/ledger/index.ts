@@ -8,4 +8,5 @@ export {
   listMovements, lockAccounts, post, type Balance, type EntryInput,
 } from './ledger.ts';
 export { auditLedger, auditLedgerWhenDue, lastLedgerAudit, observeLedgerAudit } from './audit.ts';
+export { postingsWithEntries } from './operator-views.ts';
 export { ledgerAdminRoutes } from './routes.ts';

@@ -116,3 +116,37 @@ export async function availableReachedSince(q: Queryable, accountId: string, aft
   );
   return rows.length > 0;
 }
+
+/** An entry with its posting and its account's owner, for the console (NUMERIC as text). */
+export interface PostingEntryRow {
+  postingId: string;
+  kind: string;
+  forced: boolean;
+  reference: string | null;
+  createdAt: Date;
+  entryId: string;
+  accountId: string;
+  ownerType: OwnerType;
+  ownerId: string;
+  currency: string;
+  bucket: Bucket;
+  amount: string;
+}
+
+/**
+ * The entries of the postings named by id, or by one of a partner's references (primary key and
+ * ledger_postings_reference; entries by ledger_entries_posting), in posting then entry order.
+ */
+export async function postingEntryRows(q: Queryable, partnerId: string, postingIds: string[], references: string[], limit: number): Promise<PostingEntryRow[]> {
+  return q.query<PostingEntryRow>(
+    `SELECT p.posting_id AS "postingId", p.kind, p.forced, p.reference, p.created_at AS "createdAt", e.entry_id::text AS "entryId",
+            e.account_id AS "accountId", a.owner_type AS "ownerType", a.owner_id AS "ownerId", e.currency, e.bucket, e.amount::text AS amount
+       FROM (SELECT * FROM ledger_postings WHERE posting_id = ANY($2::text[])
+             UNION SELECT * FROM ledger_postings WHERE partner_id = $1 AND reference = ANY($3::text[])) p
+       JOIN ledger_entries e ON e.posting_id = p.posting_id
+       JOIN ledger_accounts a ON a.account_id = e.account_id
+      ORDER BY p.seq, e.entry_id
+      LIMIT $4`,
+    [partnerId, postingIds, references, limit],
+  );
+}

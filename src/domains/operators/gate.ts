@@ -30,7 +30,8 @@ export function cookieValue(header: string | undefined, name: string): string | 
  * with the bearer token (automation and bootstrap: actor `admin-token`, role admin) or with an
  * operator's console session cookie, whose changes also carry the session's CSRF token in the
  * X-CSRF-Token header. The route's declared role (RouteDef.role, default admin) is then checked;
- * a refused change is recorded in the audit trail as DENIED, every answered change as DONE or FAILED.
+ * a refused change is recorded in the audit trail as DENIED, every answered change as DONE (in the
+ * change's own transaction) or FAILED.
  */
 export class OperatorGate {
   readonly cookieName: string;
@@ -88,11 +89,35 @@ export class OperatorGate {
     throw new ApiError('SYS_FORBIDDEN', `Your role (${caller.role}) does not allow this action; it needs ${needs}`);
   }
 
-  /** The router's audit hook: an admin POST that was answered. */
-  async audited(req: FastifyRequest, def: RouteDef, outcome: { ok: true; data: unknown } | { ok: false; error: unknown }): Promise<void> {
-    const summary: Record<string, unknown> = { request: redact(req.body ?? {}) };
-    if (!outcome.ok) summary.error = outcome.error instanceof ApiError ? outcome.error.code : 'SYS_INTERNAL_ERROR';
-    await this.record(req, req.admin!, `${def.method} ${def.url}`, targetOf(req.body), summary, outcome.ok ? 'DONE' : 'FAILED');
+  /** The router's audit hook: an admin POST, run with its entry (see recorded). */
+  audited(req: FastifyRequest, def: RouteDef, action: () => Promise<unknown>): Promise<unknown> {
+    return this.recorded(req, req.admin!, `${def.method} ${def.url}`, targetOf(req.body), { request: redact(req.body ?? {}) }, action);
+  }
+
+  /**
+   * Runs an administrative action (admin API, console or CLI) and appends its DONE entry in the same
+   * database transaction (PCI DSS 10.2): if the append fails, or the process dies before the commit,
+   * the action did not happen either. An action that fails is rolled back, then recorded as FAILED
+   * with its error code.
+   */
+  async recorded<T>(req: FastifyRequest, caller: AdminCaller, action: string, target: string | null, summary: Record<string, unknown>,
+    run: () => Promise<T>): Promise<T> {
+    try {
+      return await this.ctx.db.atomic(async () => {
+        const result = await run();
+        await this.record(req, caller, action, target, summary, 'DONE');
+        return result;
+      });
+    } catch (error) {
+      const code = error instanceof ApiError ? error.code : 'SYS_INTERNAL_ERROR';
+      try {
+        await this.record(req, caller, action, target, { ...summary, error: code }, 'FAILED');
+      } catch (appendError) {
+        // The action did not happen (rolled back); its caller gets the action's own error.
+        req.log.error({ err: appendError }, 'audit entry of a failed action not recorded');
+      }
+      throw error;
+    }
   }
 
   /** Appends one entry for this request. */

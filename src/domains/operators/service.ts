@@ -115,33 +115,50 @@ export type LoginOutcome =
  * One login attempt. The three factors are checked together and a failure says only that one of
  * them was wrong (or that the account is locked or disabled), never which.
  */
-export async function login(ctx: AppContext, input: { name: string; password: string; code: string }): Promise<LoginOutcome> {
+export async function login(ctx: AppContext, input: { name: string; password: string; code: string },
+  record: (outcome: LoginOutcome) => Promise<void> = async () => {}): Promise<LoginOutcome> {
   const nowMs = ctx.clock.now();
   const now = new Date(nowMs);
   const o = OPERATOR_NAME.test(input.name) ? await findOperatorByName(ctx.db, input.name) : null;
+  const refused = async (outcome: LoginOutcome) => {
+    await record(outcome);
+    return outcome;
+  };
   if (!o) {
     // Same work as a real check, so a wrong name takes as long as a wrong password.
     await verifyPassword(input.password, DUMMY_HASH);
-    return { ok: false, reason: 'WRONG', operator: null, lockedNow: false };
+    return refused({ ok: false, reason: 'WRONG', operator: null, lockedNow: false });
   }
-  if (o.lockedUntil && o.lockedUntil.getTime() > nowMs) return { ok: false, reason: 'LOCKED', operator: o, lockedNow: false };
+  if (o.lockedUntil && o.lockedUntil.getTime() > nowMs) return refused({ ok: false, reason: 'LOCKED', operator: o, lockedNow: false });
   const passwordOk = await verifyPassword(input.password, o.passwordHash);
   const step = totpStepOf(unseal(ctx.config.masterKey, o.totpSecretEnc, totpContext(o.operatorId)), input.code.trim(), nowMs);
+  // The session (or the failure counted toward the lockout) commits with its audit entry (`record`,
+  // issue 29); the password hash is checked before, outside the transaction.
+  return ctx.db.atomic(async () => {
+    const outcome = await decideLogin(ctx, o.operatorId, passwordOk, step, now);
+    await record(outcome);
+    return outcome;
+  });
+}
+
+/** The checked factors decide the attempt: a session, or a failure counted toward the lockout. */
+async function decideLogin(ctx: AppContext, operatorId: string, passwordOk: boolean, step: number | null, now: Date): Promise<LoginOutcome> {
+  const nowMs = now.getTime();
   return ctx.db.tx(async (q): Promise<LoginOutcome> => {
-    const locked = (await findOperatorById(q, o.operatorId, true))!;
+    const locked = (await findOperatorById(q, operatorId, true))!;
     // RFC 6238 5.2: a code is accepted once; a replayed (or older) step counts as a failure.
     const fresh = step !== null && step > Number(locked.totpLastStep);
     if (!passwordOk || !fresh) {
       const failures = locked.failedAttempts + 1;
       const lockNow = failures >= LOCKOUT_FAILURES;
-      await recordLoginFailure(q, o.operatorId, lockNow ? 0 : failures, lockNow ? new Date(nowMs + LOCKOUT_MS) : null, now);
+      await recordLoginFailure(q, operatorId, lockNow ? 0 : failures, lockNow ? new Date(nowMs + LOCKOUT_MS) : null, now);
       return { ok: false, reason: 'WRONG', operator: locked, lockedNow: lockNow };
     }
     if (locked.status !== 'ACTIVE') return { ok: false, reason: 'DISABLED', operator: locked, lockedNow: false };
-    await recordLoginSuccess(q, o.operatorId, step, now);
+    await recordLoginSuccess(q, operatorId, step, now);
     const sessionToken = randomBytes(32).toString('base64url');
     const csrfToken = randomBytes(32).toString('base64url');
-    await insertSession(q, { sessionHash: sha256Hex(sessionToken), operatorId: o.operatorId, csrfToken }, now);
+    await insertSession(q, { sessionHash: sha256Hex(sessionToken), operatorId: operatorId, csrfToken }, now);
     return { ok: true, operator: locked, sessionToken, csrfToken };
   });
 }

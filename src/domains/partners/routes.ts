@@ -2,13 +2,14 @@ import { ApiError } from '../../platform/errors.ts';
 import { pageOf } from '../../platform/http/schema.ts';
 import {
   CreatedPartner, CreatePartnerBody, CredentialLink, CredentialLinkBody, ExtractedCredentials, ListPartnersQuery, PartnerDetailQuery, PartnerView,
-  SetTimeZoneBody, UpdatePartnerBody,
+  SetTimeZoneBody, SignatureCheckBody, SignatureCheckReport, UpdatePartnerBody,
 } from '../../../sdk/contract/partners.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
 import {
   createCredentialLink, createPartner, extractCredentials, partnerView, setOwnTimeZone, updatePartner, SECRET_EXTRACT_PATH, type PartnerDeps,
 } from './service.ts';
 import { BatchedLookup } from '../../platform/db/batched-lookup.ts';
+import { checkSignature } from './signature-check.ts';
 import { findPartnerById, findPartnersByIds, listPartners, type Partner } from './store.ts';
 
 export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
@@ -90,6 +91,29 @@ export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
       data: ExtractedCredentials,
       errors: ['SECRET_EXTRACT_INVALID', 'SECRET_EXTRACT_EXPIRED', 'DAPI_IP_NOT_ALLOWED'],
       handler: ({ params, ip }) => extractCredentials(deps, params.extractSecretKey, ip),
+    }),
+    route({
+      method: 'POST',
+      url: '/open-api/sandbox/v1/signature-check',
+      auth: 'none',
+      sandboxOnly: true,
+      countsAsFailedAuthentication: true,
+      tag: 'Sandbox',
+      summary: 'Check a signature you made, step by step (unsigned; never reveals the right signature)',
+      description: 'Send the values of a request you signed: apiKey, timestamp, nonce, method, payload and signature. The answer says what the service '
+        + 'sees, in the order it authenticates: whether the key is known and your address allowed, the service clock and whether your timestamp is in '
+        + 'the window, whether the nonce is well formed (and already used), the length and SHA-256 of the string to sign as the service builds it '
+        + '(compare with the SHA-256 of your own), and whether your signature matches. It never answers the right signature. '
+        + 'The nonce is not used up: you can send the real request afterwards. Each call counts as one failed authentication of your address '
+        + '(SYS_RATE_LIMITED once over that budget). Sandbox only. Published test vectors: sdk/test-vectors/signing.json.',
+      body: SignatureCheckBody,
+      data: SignatureCheckReport,
+      example: {
+        apiKey: '0123456789abcdef0123456789abcdef', timestamp: '1795305600000', nonce: '12345', method: 'GET', payload: 'customerId=cu123',
+        signature: 'b69f72d61bda1068467efc196bdf615355e240b52e3c45110e456fc01599bd25',
+      },
+      errors: ['SYS_RATE_LIMITED'],
+      handler: ({ body, ip }) => checkSignature(deps, body, ip),
     }),
     route({
       method: 'GET',

@@ -192,3 +192,10 @@ export async function rotateWebhookSecretRows(
     [a.secretId, a.partnerId, a.secretEnc, a.now],
   );
 }
+
+/** Whether a request with this key was already accepted (the signature self-check reads, never writes). */
+export async function nonceRecorded(q: Queryable, key: NonceKey): Promise<boolean> {
+  const rows = await q.query<{ one: number }>('SELECT 1 AS one FROM replay_nonces WHERE api_key = $1 AND ts = $2 AND nonce = $3',
+    [key.apiKey, String(key.timestampMs), key.nonce]);
+  return rows.length > 0;
+}

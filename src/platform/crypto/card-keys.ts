@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import type { Config } from '../../config.ts';
-import { advisoryXactLock, type Db, type Queryable } from '../db/db.ts';
+import { advisoryXactLock, insideUnitOfWork, type Db, type Queryable } from '../db/db.ts';
 import {
   activateKey, activeKeyIds, findActiveKeyRow, findKeyPurpose, findKeyRow, insertKeyRow, listKeyRows, retireActiveKeys,
   type CardKeyPurpose, type KeyRow,
@@ -120,6 +120,9 @@ export function ensureCardKeys(db: Db, config: Config, now: Date): Promise<void>
   if (!byConfig) provisioned.set(db, (byConfig = new WeakMap()));
   let done = byConfig.get(config);
   if (!done) {
+    // Inside a unit of work (an audited admin action) the keys are created in its transaction, which
+    // may still be rolled back: provision there (idempotent) without remembering it for the process.
+    if (insideUnitOfWork()) return provision(db, config, now);
     done = provision(db, config, now);
     byConfig.set(config, done);
     done.catch(() => byConfig.delete(config));

@@ -1,6 +1,9 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { withUnitsOfWork } from './unit-of-work.ts';
+
+export { insideUnitOfWork } from './unit-of-work.ts';
 
 /** Anything SQL can be sent to: the database itself or an open transaction. */
 export interface Queryable {
@@ -13,6 +16,12 @@ export interface Db extends Queryable {
   readonly kind: 'embedded' | 'postgres';
   /** Runs fn in one transaction: committed when fn resolves, rolled back when it throws. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn as one unit of work: every statement sent through this Db while fn runs, by fn or any
+   * function it calls, goes to one transaction (see unit-of-work.ts). Issue 29: an administrative
+   * action and its audit entry commit together or not at all.
+   */
+  atomic<T>(fn: () => Promise<T>): Promise<T>;
   /**
    * LISTEN on a channel: `onNotify` runs for every NOTIFY committed by any connection (any service
    * instance). On PostgreSQL a dedicated connection, re-opened after a failure (notifications sent
@@ -57,7 +66,7 @@ export async function openEmbedded(dataDir: string | null): Promise<Db> {
       await q.exec(sql);
     },
   });
-  return {
+  return withUnitsOfWork({
     kind: 'embedded',
     ...wrap(lite),
     tx: (fn) => lite.transaction((t) => fn(wrap(t))),
@@ -66,7 +75,7 @@ export async function openEmbedded(dataDir: string | null): Promise<Db> {
       return lite.listen(channel, () => onNotify());
     },
     close: () => lite.close(),
-  };
+  });
 }
 
 export interface PostgresOptions {
@@ -135,7 +144,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
   pool.on('error', () => {});
   const client = await pool.connect();
   client.release();
-  return {
+  return withUnitsOfWork({
     kind: 'postgres',
     async query<T>(sql: string, params?: unknown[]) {
       const result = await pool.query(prepared(sql, params));
@@ -214,7 +223,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     },
     close: () => pool.end(),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: options.poolSize }),
-  };
+  });
 }
 
 /** Readiness probe: one trivial statement (GET /readyz). */

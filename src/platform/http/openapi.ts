@@ -431,7 +431,8 @@ export function finishOpenApi(doc: Json, extras: OpenApiExtras): Json {
       post: {
         operationId: `webhook${words.map((x) => x[0].toUpperCase() + x.slice(1)).join('')}`,
         summary: w.summary,
-        description: `${w.summary}. \`businessId\` is ${w.businessId}. POSTed to your webhookUrl, signed like your requests; answer any 2xx within 5 s, else it is retried for at least 24 hours.`,
+        description: `${w.summary}. \`businessId\` is ${w.businessId}. POSTed to your webhookUrl, signed like your requests; answer any 2xx within 5 s, else it is retried for at least 24 hours. `
+          + 'A sample of it (POST /open-api/webhook/v1/sample) carries `data.test` = true and is attempted once.',
         tags: ['Webhooks'],
         security: [],
         parameters: [...SIGNATURE_HEADERS, WEBHOOK_SECRET_HEADER],

@@ -43,6 +43,12 @@ export interface RateLimits {
    * learns it at that address's next failure there.
    */
   countingFailures(limit: FailureLimit, kind: string, authenticate: (req: FastifyRequest) => Promise<void>): (req: FastifyRequest) => Promise<void>;
+  /**
+   * Charges every request as one failed authentication of its address, against the same budget
+   * and block as `countingFailures` (issue 31: the unsigned signature self-check, which answers
+   * questions about credentials without requiring them). 429 with Retry-After once over it.
+   */
+  chargedAsFailure(limit: FailureLimit): (req: FastifyRequest) => Promise<void>;
 }
 
 const BLOCKED_ADDRESSES_MAX = 100_000;
@@ -106,5 +112,20 @@ export async function registerRateLimits(app: FastifyInstance, options: RateLimi
     }
   };
 
-  return { routeLimit: { max: options.callerMax, timeWindow: options.windowMs }, refuseWhenExceeded, countingFailures };
+  const chargedAsFailure: RateLimits['chargedAsFailure'] = (limit) => async (req) => {
+    const key = `${limit}:${req.ip}`;
+    const until = blockedUntil.get(key);
+    if (until !== undefined && until > Date.now()) {
+      rateLimitCounters[limit]++;
+      throw rateLimited(until - Date.now());
+    }
+    const state = await limiters[limit](req);
+    if (state.isAllowed || !state.isExceeded) return;
+    if (blockedUntil.size >= BLOCKED_ADDRESSES_MAX) blockedUntil.clear();
+    blockedUntil.set(key, Date.now() + state.ttl);
+    rateLimitCounters[limit]++;
+    throw rateLimited(state.ttl);
+  };
+
+  return { routeLimit: { max: options.callerMax, timeWindow: options.windowMs }, refuseWhenExceeded, countingFailures, chargedAsFailure };
 }

@@ -45,6 +45,12 @@ export interface RouteDef<B extends TSchema = TSchema, Q extends TSchema = TSche
   /** Registered only when the deployment is sandbox (D12, D40). */
   sandboxOnly?: boolean;
   /**
+   * An unsigned route that answers questions about credentials (the signature self-check, issue 31):
+   * every call counts against the caller's address as one failed authentication, so it is limited
+   * exactly like guessing keys or signatures (SYS_RATE_LIMITED with Retry-After once over the budget).
+   */
+  countsAsFailedAuthentication?: boolean;
+  /**
    * Admin routes: the least operator role allowed (issue 29). Absent means admin: a new admin route
    * is open to admins only until it declares otherwise (test/operators-roles.test.ts lists them all).
    */
@@ -127,7 +133,8 @@ export function closedSchema(schema: unknown): unknown {
 
 export function errorCodesOf(def: RouteDef): ErrorCode[] {
   // The network ingress signs like a partner but has no per-partner rate limit.
-  const auth = def.auth === 'partner' ? PARTNER_AUTH_ERRORS
+  const auth = def.countsAsFailedAuthentication ? (['SYS_RATE_LIMITED'] as ErrorCode[])
+    : def.auth === 'partner' ? PARTNER_AUTH_ERRORS
     : def.auth === 'network' ? PARTNER_AUTH_ERRORS.filter((c) => c !== 'SYS_RATE_LIMITED')
       : def.auth === 'admin' ? (['SYS_UNAUTHORIZED', 'SYS_FORBIDDEN'] as ErrorCode[]) : [];
   const needsParams = def.body !== undefined || def.querystring !== undefined;
@@ -155,8 +162,11 @@ function responsesOf(def: RouteDef, codes: ErrorCode[]): Record<string, unknown>
 export interface RegisterOptions {
   /** preValidation hook that authenticates the caller for the route's auth mode (and, admin, its role). */
   authHook(mode: AuthMode, def: RouteDef): ((req: FastifyRequest) => Promise<void>) | null;
-  /** Admin POSTs: appends the action to the audit trail once the handler answered (issue 29). */
-  audit?(req: FastifyRequest, def: RouteDef, outcome: { ok: true; data: unknown } | { ok: false; error: unknown }): Promise<void>;
+  /**
+   * Admin POSTs (issue 29): runs the action (the handler) and appends its audit entry in one
+   * transaction, or records the failure once the action was rolled back; resolves to the answer.
+   */
+  audit?(req: FastifyRequest, def: RouteDef, action: () => Promise<unknown>): Promise<unknown>;
   rateLimit: object | false;
   /** The Idempotency-Key store (issue 14); partner POSTs use it when the header is sent. */
   idempotency?: IdempotencyKeys;
@@ -211,14 +221,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, options: Regi
       };
       const idempotencyKey = idempotent ? idempotencyKeyOf(req.headers) : undefined;
       if (idempotencyKey === undefined) {
-        let data: unknown;
-        try {
-          data = await def.handler(ctx);
-        } catch (error) {
-          if (audited) await options.audit!(req, def, { ok: false, error });
-          throw error;
-        }
-        if (audited) await options.audit!(req, def, { ok: true, data });
+        const data = audited ? await options.audit!(req, def, () => def.handler(ctx)) : await def.handler(ctx);
         reply.type('application/json; charset=utf-8').send(stringifyJson(successEnvelope(data)));
         return reply;
       }

@@ -17,9 +17,9 @@ export interface SignedRequest {
   ip: string;
 }
 
-const TIMESTAMP_FORMAT = /^\d{13}$/; // 5.2: 13-digit epoch milliseconds
-const NONCE_FORMAT = /^[1-9]\d{4}$/; // 5.2: integer in [10000, 99999]
-const SIGN_FORMAT = /^[0-9a-f]{64}$/; // 5.2: lowercase hex of a 32-byte HMAC
+export const TIMESTAMP_FORMAT = /^\d{13}$/; // 5.2: 13-digit epoch milliseconds
+export const NONCE_FORMAT = /^[1-9]\d{4}$/; // 5.2: integer in [10000, 99999]
+export const SIGN_FORMAT = /^[0-9a-f]{64}$/; // 5.2: lowercase hex of a 32-byte HMAC
 export const API_KEY_FORMAT = /^[0-9a-f]{32}$/; // D8
 
 /** Throws the D5 code of the first failing check; returns the replay-store key of a valid request. */

@@ -19,6 +19,13 @@ export { DECIMAL_KEYWORD };
  */
 export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\ud800-\udfff]/u;
 const PLAIN_TEXT_KEYWORD = 'x-plain-text';
+/**
+ * Schema annotation of the rare string that carries raw text of the caller's (the payload a partner
+ * signed, for the signature self-check): tab, newlines and other controls pass; lone surrogates
+ * are still refused (they are not Unicode, so they have no UTF-8 bytes to sign).
+ */
+export const RAW_TEXT_KEYWORD = 'x-raw-text';
+const LONE_SURROGATE = /[\ud800-\udfff]/u;
 
 function newAjv(coerceTypes: boolean): Ajv {
   const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes, useDefaults: true, removeAdditional: false });
@@ -30,6 +37,17 @@ function newAjv(coerceTypes: boolean): Ajv {
       if (typeof data !== 'string' || !CONTROL_CHARACTERS.test(data)) return true;
       (validatePlainText as unknown as { errors: Partial<ErrorObject>[] }).errors = [
         { keyword: PLAIN_TEXT_KEYWORD, message: 'must not contain control characters or invalid Unicode', params: {} },
+      ];
+      return false;
+    },
+  });
+  ajv.addKeyword({
+    keyword: RAW_TEXT_KEYWORD,
+    errors: true,
+    validate: function validateRawText(_enabled: boolean, data: unknown): boolean {
+      if (typeof data !== 'string' || !LONE_SURROGATE.test(data)) return true;
+      (validateRawText as unknown as { errors: Partial<ErrorObject>[] }).errors = [
+        { keyword: RAW_TEXT_KEYWORD, message: 'must be valid Unicode (no lone surrogates)', params: {} },
       ];
       return false;
     },
@@ -57,7 +75,7 @@ const queryAjv = newAjv(true);
 /**
  * Amounts are LosslessNumber objects at run time, so the compiled copy of a schema drops `type`
  * from decimal nodes and lets the x-decimal keyword check them; the published OpenAPI document
- * keeps `type: number`. Every string node gets the plain-text check.
+ * keeps `type: number`. Every string node gets the plain-text check, unless marked raw text.
  */
 function forRuntime(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(forRuntime);
@@ -66,7 +84,7 @@ function forRuntime(schema: unknown): unknown {
   const node = schema as Record<string, unknown>;
   for (const [key, value] of Object.entries(node)) out[key] = forRuntime(value);
   if (DECIMAL_KEYWORD in node) delete out.type;
-  if (node.type === 'string' || (Array.isArray(node.type) && node.type.includes('string'))) out[PLAIN_TEXT_KEYWORD] = true;
+  if ((node.type === 'string' || (Array.isArray(node.type) && node.type.includes('string'))) && node[RAW_TEXT_KEYWORD] !== true) out[PLAIN_TEXT_KEYWORD] = true;
   return out;
 }
 

@@ -49,7 +49,7 @@ export { verifyWebhook, WebhookVerificationError } from './resources/events.ts';
 export type { EventRecord, EventStatus, DeliveryAttempt, ListEventsParams, SampleEventType, WebhookEvent, VerifyWebhookInput } from './resources/events.ts';
 export type {
   VelocityRule, VelocityRuleSummary, VelocityPage, CreateRuleParams, UpdateRuleParams, RuleStatusChange, BindParams, BindingChange,
-  RuleBinding, SubjectRule, Quota, QuotaGroup, CurrencyQuota, AmountQuota, CountQuota, VelocityAmount,
+  RuleBinding, SubjectRule, Quota, QuotaGroup, CurrencyQuota, AmountQuota, CountQuota, VelocityAmount, PeriodWindow,
 } from './resources/velocity.ts';
 
 /**

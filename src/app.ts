@@ -56,7 +56,7 @@ import { PartnerAuthenticator, PartnerCache, partnerRoutes } from './domains/par
 import { consumerCardRoutes, consumerUpgradeFees, findAsset, PushHub, qrPaymentRoutes, userAssetRoutes } from './domains/managed-balance/index.ts';
 import websocket from '@fastify/websocket';
 import { sandboxRoutes } from './domains/sandbox/index.ts';
-import { velocityRoutes } from './domains/velocity/index.ts';
+import { scheduleTimeZone, velocityRoutes } from './domains/velocity/index.ts';
 import { OperatorGate, operatorRoutes } from './domains/operators/index.ts';
 import { registerConsole } from './domains/console/index.ts';
 import {
@@ -100,6 +100,7 @@ export function allRoutes(
   return [...partnerRoutes({
     ...ctx, partnerCache,
     onDeliverySettingsChanged: async (q, partnerId) => { await wakeParkedEvents(q, { partnerId, now: new Date(ctx.clock.now()) }); },
+    onTimeZoneChanged: (q, partnerId, timeZone, now) => scheduleTimeZone(q, { partnerId, timeZone, now }),
   }), ...diagnosticsRoutes(ctx),
     ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes({ ...ctx, cards: dedicatedCards }), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx), ...customerAdminRoutes(ctx), ...ledgerAdminRoutes(ctx),
     ...eventRoutes(ctx), ...velocityRoutes({ ...ctx, cards: cardLookup }), ...cardRoutes(ctx),

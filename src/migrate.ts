@@ -24,6 +24,7 @@ export const DATABASE_FUNCTIONS: readonly string[] = [
   'ledger/sql/ledger_append_only.sql',
   'ledger/sql/ledger_refuse_direct_write.sql',
   'ledger/sql/ledger_post.sql',
+  'velocity/sql/velocity_periods.sql',
   'velocity/sql/card_velocity_refusal.sql',
   'velocity/sql/velocity_usage_give_back.sql',
   'authorization/sql/card_transaction_json.sql',

@@ -5,7 +5,7 @@ import { ApiError } from '../src/platform/errors.ts';
 import { amount } from '../src/platform/money.ts';
 import { controlsFromWire, ruleView, type VelocityRule } from '../src/domains/velocity/testing.ts';
 import { mergeQuota, relevantCurrencies, UsageBook, utilizationRate, type AppliedRule } from '../src/domains/velocity/testing.ts';
-import { periodKeys } from '../src/domains/velocity/index.ts';
+import { periodKeys } from '../src/domains/velocity/testing.ts';
 
 /** Pure parts of velocity: period keys, control-group validation, merging and quota math. */
 

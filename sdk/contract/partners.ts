@@ -25,6 +25,11 @@ export const PartnerFields = {
     retrieval: Type.Optional(IpList),
   }),
   secureCardIvMode: SecureCardIvMode,
+  timeZone: Type.String({
+    minLength: 1, maxLength: 64,
+    description: 'IANA time zone of velocity periods (daily, monthly, quarterly, yearly): a change takes effect at each period\'s next boundary',
+    examples: ['Asia/Hong_Kong'],
+  }),
 };
 
 export const PartnerView = Type.Object({
@@ -37,6 +42,7 @@ export const PartnerView = Type.Object({
   externalPublicKey: Type.Union([Type.String(), Type.Null()]),
   ipWhitelist: Type.Object({ api: IpList, webhook: IpList, auth: IpList, retrieval: IpList }),
   secureCardIvMode: SecureCardIvMode,
+  timeZone: Type.String({ description: 'IANA time zone of velocity periods; UTC by default' }),
   status: PartnerStatus,
   createTime: Type.String(),
   modifyTime: Type.String(),
@@ -50,6 +56,7 @@ const OptionalSettings = {
   externalPublicKey: Type.Optional(PartnerFields.externalPublicKey),
   ipWhitelist: Type.Optional(PartnerFields.ipWhitelist),
   secureCardIvMode: Type.Optional(PartnerFields.secureCardIvMode),
+  timeZone: Type.Optional(PartnerFields.timeZone),
 };
 
 export const CreatePartnerBody = Type.Object({ name: PartnerFields.name, ...OptionalSettings });
@@ -63,6 +70,9 @@ export const UpdatePartnerBody = Type.Object({
   ...OptionalSettings,
   status: Type.Optional(PartnerStatus),
 });
+
+/** Issue 31: the partner's own time zone setting. */
+export const SetTimeZoneBody = Type.Object({ timeZone: PartnerFields.timeZone });
 
 export const ListPartnersQuery = Type.Object({ ...PagingQuery });
 export const PartnerDetailQuery = Type.Object({ partnerId: PartnerIdParam });

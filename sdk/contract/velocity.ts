@@ -235,10 +235,21 @@ export const QuotaGroup = {
 export const QuotaGroupOut = Type.Object(QuotaGroup);
 export const CurrencyQuotaOut = QuotaGroupOut.properties.amountLimits.items;
 
+/** Issue 31: one velocity period as it is counted now, in the partner's time zone. */
+export const PeriodWindowOut = Type.Object({
+  periodKey: Type.String({ description: 'The key usage is counted under: YYYYMMDD, YYYYMM, YYYYQn or YYYY of the local date, followed by @ and the zone for a zone other than UTC', examples: ['20261126@Asia/Hong_Kong'] }),
+  timeZone: Type.String({ description: 'IANA time zone the period follows', examples: ['Asia/Hong_Kong'] }),
+  startTime: Type.String({ description: 'First instant counted, local time with offset', examples: ['2026-11-26T00:00:00+08:00'] }),
+  endTime: Type.String({ description: 'Where the next period starts (exclusive), local time with offset', examples: ['2026-11-27T00:00:00+08:00'] }),
+});
+
 export const QuotaOut = Type.Object({
   subjectType: SubjectTypeOut,
   subjectId: Type.String(),
   asOfTime: IsoTime,
+  periods: Type.Object({ daily: PeriodWindowOut, monthly: PeriodWindowOut, quarterly: PeriodWindowOut, yearly: PeriodWindowOut }, {
+    description: "The current period of each length in the partner's time zone, with start and end",
+  }),
   purchase: Type.Object(QuotaGroup),
   cashAdvance: Type.Object({ allowed: Type.Boolean(), sourceRuleId: Type.Union([Type.String(), Type.Null()]), ...QuotaGroup }),
   appliedRules: Type.Array(Type.Object({ ruleId: Type.String(), ruleName: Type.String(), status: Type.Literal('ACTIVE') })),

@@ -17,6 +17,17 @@ export class PartnerResource {
   }
 
   /**
+   * Sets the IANA time zone of your velocity limits (UTC by default). Daily, monthly, quarterly and
+   * yearly periods then follow local time, across daylight-saving changes; each period switches at
+   * its next boundary, so usage already counted is neither split nor reset. An unknown zone is
+   * DAPI_PARAM_INVALID.
+   * @example const settings = await client.partner.setTimeZone('Asia/Hong_Kong');
+   */
+  setTimeZone(timeZone: string, options?: CallOptions): Promise<PartnerSettings> {
+    return this.http.call('POST', '/open-api/partner/v1/settings/time-zone', { body: { timeZone } }, options);
+  }
+
+  /**
    * The service RSA public key your auth_url verifies requests with and encrypts answers to (5.6, D37).
    * @example const { publicKey, keyId } = await client.partner.servicePublicKey();
    */

@@ -2,7 +2,7 @@ import type { Static } from 'typebox';
 import { paginate, type CallOptions, type RequestOf, type SignedHttpClient } from '../client.ts';
 import type {
   AmountLimitIn, AmountLimitOut, AmountQuota as AmountQuotaSchema, BindingChangeOut, BindingOut, BindingPageOut, BindRuleBody,
-  CashAdvanceGroupIn, ChangeRuleStatusBody, ControlGroups, CountLimitsIn, CountLimitsOut, CountQuota as CountQuotaSchema, CreateRuleBody,
+  CashAdvanceGroupIn, ChangeRuleStatusBody, ControlGroups, CountLimitsIn, CountLimitsOut, CountQuota as CountQuotaSchema, CreateRuleBody, PeriodWindowOut,
   CurrencyQuotaOut, FilterOut, LimitGroupIn, ListBindingsQuery, ListRulesQuery, QueryQuotaQuery, QuotaGroupOut, QuotaOut, RuleKeyQuery,
   RuleOut, RulePageOut, RuleSummaryOut, StatusChangeOut, SubjectQuery, SubjectRuleOut, SubjectRulePageOut, UpdateRuleBody,
   BINDABLE_SUBJECT_TYPES, CORPORATE_CURRENCIES, FILTER_TYPES, RULE_STATUSES,
@@ -60,6 +60,8 @@ export type CurrencyQuota = Static<typeof CurrencyQuotaOut>;
 export type QuotaGroup = Static<typeof QuotaGroupOut>;
 /** query-quota answer (2.11, 4.7, D46). */
 export type Quota = Static<typeof QuotaOut>;
+/** One velocity period of a quota: key, time zone, start and end with offset (issue 31). */
+export type PeriodWindow = Static<typeof PeriodWindowOut>;
 
 const BASE = '/open-api-corp/velocity/v1';
 

@@ -28,7 +28,7 @@ import { mailLowBalanceAlert } from '../funding/index.ts';
 import type { AppContext } from '../../platform/context.ts';
 import { findAccount, findAccountById, getOrCreateAccount, post, type EntryInput } from '../ledger/index.ts';
 import { CAPABILITY_BLOCKERS, isIsoCountry } from '../organizations/index.ts';
-import { periodKeys, releaseUsage } from '../velocity/index.ts';
+import { releaseUsage } from '../velocity/index.ts';
 import {
   authorizeInDb, dueHoldsBacklog, findAuthorization, leaseDueHolds, lockLeasedHold, releaseHoldLease, findTransactionJson, insertSettlement, listTransactions as listTransactionRows,
   lockAuthorization, lockNetworkMessage, resolveTransactionIds, transactionJsonByNetworkId, updateAuthorization,
@@ -128,7 +128,6 @@ export async function authorize(deps: AuthorizationDeps, input: AuthorizationInp
   const billing = billingOf(input);
   if (!isIsoCountry(input.merchantCountry)) throw paramInvalid('merchantCountry', 'must be an ISO 3166-1 alpha-2 code');
   const at = now(deps);
-  const keys = periodKeys(at);
   // This request's claim on the partner decision, should the approval be forwarded (issue 26).
   const decisionToken = randomUUID();
   // One span for the checks card_authorize runs in one call: card, status, capabilities, velocity, funds (issue 27).
@@ -148,7 +147,6 @@ export async function authorize(deps: AuthorizationDeps, input: AuthorizationInp
     channel: input.channel,
     now: at,
     transactionTime: input.transactionTime ? new Date(input.transactionTime) : at,
-    periodKeys: [keys.daily, keys.monthly, keys.quarterly, keys.yearly],
     blockers: CAPABILITY_BLOCKERS.PAYMENT,
     transId: newId('tx'),
     outstandingTransactionId: newId('ot'),

@@ -30,8 +30,6 @@ export interface AuthorizeRow {
   channel: string;
   now: Date;
   transactionTime: Date;
-  /** Day, month, quarter and year keys of `now` (UTC). */
-  periodKeys: [string, string, string, string];
   blockers: readonly string[];
   transId: string;
   outstandingTransactionId: string;
@@ -81,7 +79,6 @@ const CARD_AUTHORIZE_PARAMS: Record<keyof AuthorizeRow, readonly [param: string,
   channel: ['p_channel'],
   now: ['p_now'],
   transactionTime: ['p_transaction_time'],
-  periodKeys: ['p_keys', 'text[]'],
   blockers: ['p_blockers', 'text[]'],
   transId: ['p_trans_id'],
   outstandingTransactionId: ['p_outstanding_id'],

@@ -2,10 +2,12 @@ import { ApiError } from '../../platform/errors.ts';
 import { pageOf } from '../../platform/http/schema.ts';
 import {
   CreatedPartner, CreatePartnerBody, CredentialLink, CredentialLinkBody, ExtractedCredentials, ListPartnersQuery, PartnerDetailQuery, PartnerView,
-  SignatureCheckBody, SignatureCheckReport, UpdatePartnerBody,
+  SetTimeZoneBody, SignatureCheckBody, SignatureCheckReport, UpdatePartnerBody,
 } from '../../../sdk/contract/partners.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
-import { createCredentialLink, createPartner, extractCredentials, partnerView, updatePartner, SECRET_EXTRACT_PATH, type PartnerDeps } from './service.ts';
+import {
+  createCredentialLink, createPartner, extractCredentials, partnerView, setOwnTimeZone, updatePartner, SECRET_EXTRACT_PATH, type PartnerDeps,
+} from './service.ts';
 import { BatchedLookup } from '../../platform/db/batched-lookup.ts';
 import { checkSignature } from './signature-check.ts';
 import { findPartnerById, findPartnersByIds, listPartners, type Partner } from './store.ts';
@@ -126,6 +128,20 @@ export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
         if (!row) throw new ApiError('DAPI_API_KEY_INVALID');
         return partnerView(row);
       },
+    }),
+    route({
+      method: 'POST',
+      url: '/open-api/partner/v1/settings/time-zone',
+      auth: 'partner',
+      tag: 'Partner',
+      summary: 'Set the time zone of your velocity limits',
+      description: 'An IANA name (Asia/Hong_Kong, America/New_York, UTC). Daily, monthly, quarterly and yearly periods then follow '
+        + 'local time, across daylight-saving changes. Each period switches at its next boundary in the zone it has now: usage already '
+        + 'counted is neither split nor reset. query-quota shows each period\'s zone, start and end.',
+      body: SetTimeZoneBody,
+      data: PartnerView,
+      errors: [],
+      handler: ({ body, partner }) => setOwnTimeZone(deps, partner.partnerId, body.timeZone),
     }),
   ];
 }

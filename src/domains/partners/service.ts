@@ -6,6 +6,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { newApiKey, newId, newSecretKey, seal, sha256Hex, unseal } from '../../platform/crypto/secrets.ts';
 import type { Db, Queryable } from '../../platform/db/db.ts';
 import { ApiError, paramInvalid } from '../../platform/errors.ts';
+import { canonicalTimeZone } from '../../platform/time-zone.ts';
 import { isValidWhitelistEntry, normalizeIp } from '../../platform/http/ip.ts';
 import type { Mailer } from '../../platform/mail.ts';
 import { partnerSecretContext, type PartnerCache } from './authenticate.ts';
@@ -13,7 +14,7 @@ import { assertCallbackUrlAllowed } from '../../platform/http/ssrf.ts';
 import {
   findValidWebhookSecrets, rotateWebhookSecretRows,
   consumeCredentialLink, deleteNoncesBefore, findCredentialLinkForUpdate, findPartnerById, findPartnersByIds, insertCredentialLink, insertPartner,
-  setPartnerCredentials, updatePartnerSettings, type IpWhitelist, type Partner,
+  setPartnerCredentials, setPartnerTimeZone, updatePartnerSettings, type IpWhitelist, type Partner,
 } from './store.ts';
 
 export interface PartnerDeps {
@@ -27,6 +28,11 @@ export interface PartnerDeps {
    * credentials): the composition root lets the events domain retry the partner's waiting events.
    */
   onDeliverySettingsChanged?: (q: Queryable, partnerId: string) => Promise<void>;
+  /**
+   * Issue 31: called in the same transaction (partner row locked) when the partner's time zone
+   * changes: the composition root lets the velocity domain schedule its periods' switch.
+   */
+  onTimeZoneChanged?: (q: Queryable, partnerId: string, timeZone: string, now: Date) => Promise<unknown>;
 }
 
 /** The settings a create or update carries: the update route's body without the partner id (sdk/contract/partners.ts). */
@@ -73,6 +79,7 @@ export function partnerView(p: Partner) {
     externalPublicKey: p.externalPublicKey,
     ipWhitelist: p.ipWhitelist,
     secureCardIvMode: p.secureCardIvMode,
+    timeZone: p.timeZone,
     status: p.status,
     createTime: p.createdAt.toISOString(),
     modifyTime: p.updatedAt.toISOString(),
@@ -86,11 +93,13 @@ export async function createPartner(deps: PartnerDeps, input: PartnerInput & { n
   await assertCallbackUrlAllowed(deps.config.env, 'webhookUrl', input.webhookUrl);
   await assertCallbackUrlAllowed(deps.config.env, 'authUrl', input.authUrl);
   const ipWhitelist = checkWhitelist(input.ipWhitelist, { api: [], webhook: [], auth: [], retrieval: [] });
+  const timeZone = input.timeZone === undefined ? null : checkTimeZone(input.timeZone);
   const partnerId = newId('pt');
   const direct = deps.config.env === 'sandbox';
   const apiKey = direct ? newApiKey() : null;
   const secretKey = direct ? newSecretKey() : null;
-  const partner = await insertPartner(deps.db, {
+  const partner = await deps.db.tx(async (q) => {
+    const created = await insertPartner(q, {
     partnerId,
     name: input.name,
     apiKey,
@@ -101,6 +110,8 @@ export async function createPartner(deps: PartnerDeps, input: PartnerInput & { n
     externalPublicKey: input.externalPublicKey ?? null,
     ipWhitelist,
     secureCardIvMode: input.secureCardIvMode ?? 'SHARED',
+    });
+    return timeZone === null || timeZone === 'UTC' ? created : changeTimeZone(deps, q, created, timeZone);
   });
   return { ...partnerView(partner), partnerId, apiKey, secretKey };
 }
@@ -110,10 +121,11 @@ export async function updatePartner(deps: PartnerDeps, partnerId: string, input:
   // D38: in production, URLs reaching loopback, private or link-local addresses are refused (SSRF).
   await assertCallbackUrlAllowed(deps.config.env, 'webhookUrl', input.webhookUrl);
   await assertCallbackUrlAllowed(deps.config.env, 'authUrl', input.authUrl);
+  const timeZone = input.timeZone === undefined ? null : checkTimeZone(input.timeZone);
   return deps.db.tx(async (q) => {
     const current = await findPartnerById(q, partnerId, true);
     if (!current) throw new ApiError('PARTNER_INVALID');
-    const updated = await updatePartnerSettings(q, partnerId, {
+    let updated = await updatePartnerSettings(q, partnerId, {
       name: input.name ?? current.name,
       pciCertified: input.pciCertified ?? current.pciCertified,
       webhookUrl: input.webhookUrl !== undefined ? input.webhookUrl : current.webhookUrl,
@@ -123,9 +135,40 @@ export async function updatePartner(deps: PartnerDeps, partnerId: string, input:
       secureCardIvMode: input.secureCardIvMode ?? current.secureCardIvMode,
       status: input.status ?? current.status,
     });
+    if (timeZone !== null && timeZone !== current.timeZone) updated = await changeTimeZone(deps, q, updated, timeZone);
     if (updated.webhookUrl !== current.webhookUrl || updated.status !== current.status) {
       await deps.onDeliverySettingsChanged?.(q, partnerId);
     }
+    return partnerView(updated);
+  }).finally(() => deps.partnerCache.clear());
+}
+
+/** Issue 31: an IANA zone name, canonicalized ('asia/hong_kong' -> 'Asia/Hong_Kong'); else DAPI_PARAM_INVALID. */
+function checkTimeZone(value: string): string {
+  const zone = canonicalTimeZone(value);
+  if (zone === null) {
+    throw paramInvalid('timeZone', `"${value}" is not an IANA time zone name; use a name such as Asia/Hong_Kong, America/New_York or UTC`);
+  }
+  return zone;
+}
+
+/** Sets the zone (partner row locked by the caller) and lets velocity schedule its periods' switch. */
+async function changeTimeZone(deps: PartnerDeps, q: Queryable, partner: Partner, timeZone: string): Promise<Partner> {
+  const updated = await setPartnerTimeZone(q, partner.partnerId, timeZone);
+  await deps.onTimeZoneChanged?.(q, partner.partnerId, timeZone, new Date(deps.clock.now()));
+  return updated;
+}
+
+/**
+ * Issue 31: the calling partner sets its own time zone (the partner settings route). The periods of
+ * velocity limits switch at their next boundary (docs/velocity.md).
+ */
+export async function setOwnTimeZone(deps: PartnerDeps, partnerId: string, value: string) {
+  const timeZone = checkTimeZone(value);
+  return deps.db.tx(async (q) => {
+    const current = await findPartnerById(q, partnerId, true);
+    if (!current) throw new ApiError('DAPI_API_KEY_INVALID');
+    const updated = current.timeZone === timeZone ? current : await changeTimeZone(deps, q, current, timeZone);
     return partnerView(updated);
   }).finally(() => deps.partnerCache.clear());
 }

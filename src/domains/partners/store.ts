@@ -8,6 +8,8 @@ export type Partner = Omit<AuthenticatedPartner, 'apiKey' | 'secretKey'> & {
   apiKey: string | null;
   /** The secret key sealed under the master key (never the plaintext). */
   secretKeyEnc: string | null;
+  /** IANA zone of the partner's velocity periods (issue 31); UTC by default. */
+  timeZone: string;
   createdAt: Date;
   updatedAt: Date;
 };
@@ -15,7 +17,7 @@ export type Partner = Omit<AuthenticatedPartner, 'apiKey' | 'secretKey'> & {
 const COLUMNS = `partner_id AS "partnerId", name, api_key AS "apiKey", secret_key_enc AS "secretKeyEnc",
   pci_certified AS "pciCertified", webhook_url AS "webhookUrl", auth_url AS "authUrl",
   external_public_key AS "externalPublicKey", ip_whitelist AS "ipWhitelist",
-  secure_card_iv_mode AS "secureCardIvMode", status, created_at AS "createdAt", updated_at AS "updatedAt"`;
+  secure_card_iv_mode AS "secureCardIvMode", time_zone AS "timeZone", status, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 export async function findPartnerByApiKey(q: Queryable, apiKey: string): Promise<Partner | null> {
   const rows = await q.query<Partner>(`SELECT ${COLUMNS} FROM partners WHERE api_key = $1`, [apiKey]);
@@ -36,7 +38,7 @@ export async function findPartnersByIds(q: Queryable, partnerIds: string[]): Pro
 }
 
 /** What a new partner row is given; status and times come from the database defaults. */
-export type NewPartner = Omit<Partner, 'status' | 'createdAt' | 'updatedAt'>;
+export type NewPartner = Omit<Partner, 'status' | 'timeZone' | 'createdAt' | 'updatedAt'>;
 
 export async function insertPartner(q: Queryable, p: NewPartner): Promise<Partner> {
   const rows = await q.query<Partner>(
@@ -58,6 +60,15 @@ export async function updatePartnerSettings(q: Queryable, partnerId: string, s: 
      WHERE partner_id = $1 RETURNING ${COLUMNS}`,
     [partnerId, s.name, s.pciCertified, s.webhookUrl, s.authUrl, s.externalPublicKey, JSON.stringify(s.ipWhitelist),
       s.secureCardIvMode, s.status],
+  );
+  return rows[0];
+}
+
+/** Issue 31: the partner's time zone setting (the velocity schedule is the velocity domain's). */
+export async function setPartnerTimeZone(q: Queryable, partnerId: string, timeZone: string): Promise<Partner> {
+  const rows = await q.query<Partner>(
+    `UPDATE partners SET time_zone = $2, updated_at = now() WHERE partner_id = $1 RETURNING ${COLUMNS}`,
+    [partnerId, timeZone],
   );
   return rows[0];
 }

@@ -3,12 +3,12 @@
  * public entry of the domain: other domains and the top level import only from here.
  *
  * For the cards domain: checkRulesForCard, bindRulesToCard (D44). For the authorization engine
- * (D31, D32): periodKeys for the UTC periods and releaseUsage to give usage back; the decision and
- * the increment are card_velocity_refusal / card_authorize in the database (docs/contributing.md).
+ * (D31, D32): releaseUsage to give usage back; the periods, the decision and the increment are
+ * velocity_periods / card_velocity_refusal / card_authorize in the database (docs/contributing.md).
+ * For the composition root (issue 31): scheduleTimeZone, called when a partner's time zone changes.
  * Velocity reaches cards (a higher layer) only through the CardLookup port, passed in at wiring
  * time.
  */
 export { velocityRoutes } from './routes.ts';
-export { bindRulesToCard, checkRulesForCard, queryQuota, releaseUsage } from './service.ts';
-export { periodKeys } from './periods.ts';
+export { bindRulesToCard, checkRulesForCard, queryQuota, releaseUsage, scheduleTimeZone } from './service.ts';
 export type { CardLookup } from './subjects.ts';

@@ -14,7 +14,8 @@
  *   the new card (idempotent); call it after checkRulesForCard in the card-creation transaction.
  * - `releaseUsage(q, {partnerId, card, control, currency, amount, count, at})`: for the
  *   authorization engine (D32): a reversal, hold expiry or partner decline gives the amount and
- *   the count back in the periods (UTC keys of `at`, the original authorization time) of the card
+ *   the count back in the periods of `at`, the original authorization time, in the partner's time
+ *   zone schedule then (issue 31; velocity_period_keys), of the card
  *   and, for an employee card (card.subjectType CUSTOMER), of its employee; never below zero. The
  *   increment is card_authorize's and the decline rules are card_velocity_refusal's (migration
  *   050): velocity's decisions and usage arithmetic run in the database (docs/contributing.md).
@@ -29,13 +30,14 @@ import { amount as toAmount, type Amount } from '../../platform/money.ts';
 import { mergeQuota, relevantCurrencies, UsageBook, type AppliedRule } from './merge.ts';
 import {
   amountLimitCurrencies, BINDABLE_SUBJECT_TYPES, controlsFromWire, CORPORATE_CURRENCIES, ruleSummaryView, ruleView,
-  type BindableSubjectType, type CorporateCurrency, type LimitControl, type RuleStatus, type VelocityRule, type WireControls,
+  type BindableSubjectType, type CorporateCurrency, type LimitControl, type Period, type RuleStatus, type VelocityRule, type WireControls,
 } from './model.ts';
-import { periodKeys } from './periods.ts';
+import { PERIOD_COLUMN, periodWindows, type PeriodWindow } from './periods.ts';
 import {
   deleteBindings, findRule, findRules, insertBindings, insertRule, listBindings as listBindingRows,
   listRules as listRuleRows, listSubjectRules as listSubjectRuleRows, readUsage, replaceRuleIfVersion, rulesBoundTo,
-  setStatusIfVersion, giveBackUsage, type RuleKey, type SubjectRef,
+  setStatusIfVersion, giveBackUsage, readPeriods, databaseKnowsZone, deletePendingZones, insertZoneChange,
+  type RuleKey, type SubjectRef,
 } from './store.ts';
 import { employeeFacts, organizationFacts, type CardFacts, type CardLookup } from './subjects.ts';
 
@@ -354,7 +356,8 @@ export async function queryQuota(
 
   const scopes: SubjectRef[] = card ? usageSubjectsOfCard(card) : [{ subjectType: 'CUSTOMER', subjectId: input.subjectId }];
   const applied = await activeRulesBoundTo(q, partnerId, scopes);
-  const keys = periodKeys(asOf);
+  const periods = periodWindows(await readPeriods(q, partnerId, asOf));
+  const keys = Object.fromEntries(Object.entries(periods).map(([p, w]) => [p, w.periodKey])) as Record<Period, string>;
   const usage = new UsageBook(await readUsage(q, partnerId, scopes, keys));
   const subjectCurrencies = card ? card.settlementCurrencies : org.fundingCurrencies;
   const merged = mergeQuota({
@@ -365,7 +368,7 @@ export async function queryQuota(
     currencies: currency ? [currency] : relevantCurrencies(applied, subjectCurrencies),
     settlementCurrencies: card ? card.settlementCurrencies : null,
   });
-  return { subjectType, subjectId: input.subjectId, asOfTime: asOf.toISOString(), ...merged };
+  return { subjectType, subjectId: input.subjectId, asOfTime: asOf.toISOString(), periods, ...merged };
 }
 
 // ---- For the cards domain (D44) ----
@@ -423,7 +426,7 @@ export interface UsageInput {
   amount: Amount | string;
   /** Transactions to count; default 1. */
   count?: number;
-  /** Time of the authorization; its UTC periods receive the usage. */
+  /** Time of the authorization; its periods (in the partner's zone then, issue 31) receive the usage. */
   at: Date;
 }
 
@@ -435,6 +438,51 @@ export async function releaseUsage(q: Queryable, input: UsageInput): Promise<voi
   invariant(Number.isSafeInteger(count) && count >= 0, 'usage count is a non-negative integer');
   await giveBackUsage(q, {
     partnerId: input.partnerId, cardId: input.card.cardId, holderType: input.card.subjectType, holderId: input.card.subjectId,
-    control: input.control, currency: input.currency, keys: periodKeys(input.at), amount, count, now: input.at,
+    control: input.control, currency: input.currency, amount, count, at: input.at,
   });
 }
+
+// ---- The partner's time zone (issue 31) ----
+
+/** When each period follows the zone from (a period already in the zone keeps its current row). */
+export interface ZoneChange {
+  period: Period;
+  timeZone: string;
+  effectiveFrom: Date;
+}
+
+/**
+ * Issue 31: the partner's velocity periods follow `timeZone` (an IANA name the caller has checked
+ * and canonicalized). Call it in the transaction that changes the partner's setting, with the
+ * partner row locked. Each period switches at the end of its running instance in the zone it has
+ * now, so usage already counted is neither split nor reset (docs/decisions.md); a change not yet in
+ * effect is replaced, and choosing the zone a period already has cancels that period's pending change.
+ * Returns, per period, the zone and the instant it is (or was) effective from.
+ */
+export async function scheduleTimeZone(
+  q: Queryable, input: { partnerId: string; timeZone: string; now: Date },
+): Promise<ZoneChange[]> {
+  if (!(await databaseKnowsZone(q, input.timeZone))) {
+    throw paramInvalid('timeZone', `${input.timeZone} is not a time zone this service knows; use an IANA name such as Asia/Hong_Kong`);
+  }
+  await deletePendingZones(q, input.partnerId, input.now);
+  const changes: ZoneChange[] = [];
+  for (const row of await readPeriods(q, input.partnerId, input.now)) {
+    const period = periodOfColumn(row.period);
+    if (row.timeZone === input.timeZone) {
+      changes.push({ period, timeZone: row.timeZone, effectiveFrom: row.startsAt });
+      continue;
+    }
+    await insertZoneChange(q, { partnerId: input.partnerId, period: row.period, effectiveFrom: row.endsAt, timeZone: input.timeZone, now: input.now });
+    changes.push({ period, timeZone: input.timeZone, effectiveFrom: row.endsAt });
+  }
+  return changes;
+}
+
+function periodOfColumn(column: string): Period {
+  const period = (Object.keys(PERIOD_COLUMN) as Period[]).find((p) => PERIOD_COLUMN[p] === column);
+  invariant(period !== undefined, `known period ${column}`);
+  return period;
+}
+
+export type { PeriodWindow };

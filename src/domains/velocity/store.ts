@@ -322,10 +322,10 @@ export interface UsageGiveBack {
   holderId: string;
   control: LimitControl;
   currency: string;
-  keys: Record<Period, string>;
   amount: Amount;
   count: number;
-  now: Date;
+  /** The original authorization's time: its periods (in the partner's zone schedule then) give back. */
+  at: Date;
 }
 
 /**
@@ -334,9 +334,8 @@ export interface UsageGiveBack {
  */
 export async function giveBackUsage(q: Queryable, d: UsageGiveBack): Promise<void> {
   await q.query(
-    `SELECT velocity_usage_give_back($1, $2, $3, $4, $5, $6, $7::text[], $8::numeric, $9::bigint, $10)`,
-    [d.partnerId, d.cardId, d.holderType, d.holderId, d.control, d.currency,
-      [d.keys.daily, d.keys.monthly, d.keys.quarterly, d.keys.yearly], toDb(d.amount), d.count, d.now],
+    `SELECT velocity_usage_give_back($1, $2, $3, $4, $5, $6, $7::numeric, $8::bigint, $9)`,
+    [d.partnerId, d.cardId, d.holderType, d.holderId, d.control, d.currency, toDb(d.amount), d.count, d.at],
   );
 }
 
@@ -365,4 +364,46 @@ export async function readUsage(
     usedAmount: fromDb(r.usedAmount),
     usedCount: Number(r.usedCount),
   }));
+}
+
+// ---- Periods and the partner's time zone schedule (issue 31) ----
+
+export type PeriodColumn = (typeof PERIOD_COLUMN)[Period];
+
+export interface PeriodRow {
+  period: PeriodColumn;
+  periodKey: string;
+  timeZone: string;
+  startsAt: Date;
+  endsAt: Date;
+}
+
+/** The partner's four periods at an instant (velocity_periods, src/domains/velocity/sql/velocity_periods.sql). */
+export async function readPeriods(q: Queryable, partnerId: string, at: Date): Promise<PeriodRow[]> {
+  const rows = await q.query<PeriodRow>(
+    `SELECT period, period_key AS "periodKey", time_zone AS "timeZone", starts_at AS "startsAt", ends_at AS "endsAt"
+     FROM velocity_periods($1, $2)`,
+    [partnerId, at],
+  );
+  return rows.map((r) => ({ ...r, startsAt: new Date(r.startsAt), endsAt: new Date(r.endsAt) }));
+}
+
+/** Whether the database knows the zone (its own copy of the zone rules computes the periods). */
+export async function databaseKnowsZone(q: Queryable, zone: string): Promise<boolean> {
+  const rows = await q.query('SELECT 1 AS ok FROM pg_timezone_names WHERE name = $1', [zone]);
+  return rows.length > 0;
+}
+
+/** Removes the partner's zone changes that have not taken effect yet (effective after `now`). */
+export async function deletePendingZones(q: Queryable, partnerId: string, now: Date): Promise<void> {
+  await q.query('DELETE FROM velocity_period_zones WHERE partner_id = $1 AND effective_from > $2', [partnerId, now]);
+}
+
+export async function insertZoneChange(
+  q: Queryable, z: { partnerId: string; period: PeriodColumn; effectiveFrom: Date; timeZone: string; now: Date },
+): Promise<void> {
+  await q.query(
+    `INSERT INTO velocity_period_zones (partner_id, period, effective_from, time_zone, created_at) VALUES ($1, $2, $3, $4, $5)`,
+    [z.partnerId, z.period, z.effectiveFrom, z.timeZone, z.now],
+  );
 }

@@ -6,3 +6,4 @@
 export { mergeQuota, relevantCurrencies, UsageBook, utilizationRate } from './merge.ts';
 export type { AppliedRule } from './merge.ts';
 export { controlsFromWire, ruleView, type VelocityRule } from './model.ts';
+export { periodKeys } from './periods.ts';

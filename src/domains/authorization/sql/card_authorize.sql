@@ -17,7 +17,7 @@ CREATE OR REPLACE FUNCTION card_authorize(
   p_partner_id text, p_card_id text, p_source text, p_network_id text, p_replay_guard boolean,
   p_amount numeric, p_currency text, p_billing_amount numeric, p_billing_currency text,
   p_merchant_name text, p_mcc text, p_country text, p_channel text,
-  p_now timestamptz, p_transaction_time timestamptz, p_keys text[], p_blockers text[],
+  p_now timestamptz, p_transaction_time timestamptz, p_blockers text[],
   p_trans_id text, p_outstanding_id text, p_posting_id text, p_event_id text, p_alert_event_id text, p_expiry_due_at timestamptz,
   p_decision_token text DEFAULT NULL, p_default_deadline_ms integer DEFAULT 2000, p_decision_grace_ms integer DEFAULT 5000
 ) RETURNS TABLE (outcome text, body text, answer_partner text, stand_in text, deadline_ms integer) LANGUAGE plpgsql AS $$
@@ -28,6 +28,7 @@ DECLARE
   v_control text := CASE WHEN p_channel = 'ATM' THEN 'CASH_ADVANCE' ELSE 'PURCHASE' END;
   v_employee text;
   v_reason text;
+  v_keys text[];
   v_detail text;
   v_bamt numeric;
   v_bcur text;
@@ -62,6 +63,8 @@ BEGIN
     RETURN;
   END IF;
   v_employee := CASE WHEN v_card.subject_type = 'CUSTOMER' THEN v_card.subject_id END;
+  -- Issue 31: the velocity periods of p_now in the partner's time zone (velocity_period_keys).
+  v_keys := velocity_period_keys(v_card.partner_id, p_now);
   v_bamt := COALESCE(p_billing_amount, p_amount);
   v_bcur := COALESCE(p_billing_currency, p_currency);
 
@@ -112,7 +115,7 @@ BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended('card-velocity:' || s.id, 0))
        FROM unnest(ARRAY[p_card_id, v_employee]) AS s(id) WHERE s.id IS NOT NULL ORDER BY s.id;
     v_detail := card_velocity_refusal(v_card.partner_id, p_card_id, v_employee, v_control, p_currency, p_mcc, p_country,
-                                      v_bamt, v_bcur, p_keys);
+                                      v_bamt, v_bcur, v_keys);
     IF v_detail IS NOT NULL THEN
       v_reason := split_part(v_detail, ':', 1);
       v_detail := NULLIF(substr(v_detail, length(v_reason) + 2), '');
@@ -173,7 +176,7 @@ BEGIN
     INSERT INTO velocity_usage AS u (partner_id, subject_type, subject_id, control, currency, period, period_key, used_amount, used_count, updated_at)
       SELECT v_card.partner_id, s.kind, s.id, v_control, v_bcur, k.period, k.period_key, v_bamt, 1, p_now
         FROM (VALUES ('CARD', p_card_id), ('CUSTOMER', v_employee)) s(kind, id)
-        CROSS JOIN (VALUES ('DAILY', p_keys[1]), ('MONTHLY', p_keys[2]), ('QUARTERLY', p_keys[3]), ('YEARLY', p_keys[4])) k(period, period_key)
+        CROSS JOIN (VALUES ('DAILY', v_keys[1]), ('MONTHLY', v_keys[2]), ('QUARTERLY', v_keys[3]), ('YEARLY', v_keys[4])) k(period, period_key)
        WHERE s.id IS NOT NULL
        ORDER BY s.kind, k.period
       ON CONFLICT (partner_id, subject_type, subject_id, control, currency, period, period_key)

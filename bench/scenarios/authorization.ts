@@ -28,15 +28,11 @@ const BENCH_DB = 'cardsvc_bench_auth';
  * made through the API; it reads no table).
  */
 async function authorizeCallAlone(world: World, durationS: number, dir: string): Promise<{ tps: number; postgresCpuMsPerTx: number; machineCpuMsPerTx: number }> {
-  const now = new Date();
-  const y = now.getUTCFullYear();
-  const m = String(now.getUTCMonth() + 1).padStart(2, '0');
-  const keys = `{${y}${m}${String(now.getUTCDate()).padStart(2, '0')},${y}${m},${y}Q${Math.floor(now.getUTCMonth() / 3) + 1},${y}}`;
   const script = path.join(dir, 'card-authorize.sql');
   writeFileSync(script, [
     `\\set i random(1, ${world.cardIds.length})`,
     '\\set r random(1, 999999999999999)',
-    `SELECT a.outcome FROM card_authorize(:partner, (ARRAY[${world.cardIds.map((id) => `'${id}'`).join(',')}]::text[])[:i], 'SANDBOX', 'pgb' || :r, false, 1.00, 'USD', NULL, NULL, 'Bench shop', '5411', 'SG', 'POS', now(), now(), '${keys}'::text[], '{PAYMENT_FROZEN,ACCOUNT_FROZEN}'::text[], 'pbt' || :r, 'pbo' || :r, 'pbp' || :r, 'pbe' || :r, 'pbf' || :r, now() + interval '30 days') a;`,
+    `SELECT a.outcome FROM card_authorize(:partner, (ARRAY[${world.cardIds.map((id) => `'${id}'`).join(',')}]::text[])[:i], 'SANDBOX', 'pgb' || :r, false, 1.00, 'USD', NULL, NULL, 'Bench shop', '5411', 'SG', 'POS', now(), now(), '{PAYMENT_FROZEN,ACCOUNT_FROZEN}'::text[], 'pbt' || :r, 'pbo' || :r, 'pbp' || :r, 'pbe' || :r, 'pbf' || :r, now() + interval '30 days') a;`,
     '',
   ].join('\n'));
   return pgbenchTps(durationS, ['-f', script, '-D', `partner=${world.partnerId}`], BENCH_DB);

@@ -267,12 +267,12 @@ async function seed(c: pg.Client, partner: string, suffix: string): Promise<{ ca
  */
 const AUTHORIZE_SQL = `SELECT outcome, body, answer_partner AS "partnerId", stand_in AS "standIn", deadline_ms AS "deadlineMs"
        FROM card_authorize($1, $2, $3, $4, $5, $6::numeric, $7, $8::numeric, $9, $10, $11, $12, $13, $14, $15,
-       $16::text[], $17::text[], $18, $19, $20, $21, $22, $23, $24, $25, $26)`;
+       $16::text[], $17, $18, $19, $20, $21, $22, $23, $24, $25)`;
 const MOVE_SQL = `SELECT outcome, body FROM user_asset_move($1, $2, $3, $4, $5, $6, $7, $8::numeric, $9, $10::text[], $11, $12, $13, $14, $15)`;
 
 function authorizeParams(partner: string | null, card: string, n: string): unknown[] {
   return [partner, card, 'NETWORK', `net-${n}`, true, '25.00', 'USD', null, null, 'Corner Shop', '5411', 'US', 'POS', new Date(NOW), new Date(NOW),
-    ['20261126', '202611', '2026Q4', '2026'], ['ACCOUNT_FROZEN', 'PAYMENT_FROZEN'], `trn-${n}`, `out-${n}`, `pst-${n}`, `evt-${n}`, `evl-${n}`,
+    ['ACCOUNT_FROZEN', 'PAYMENT_FROZEN'], `trn-${n}`, `out-${n}`, `pst-${n}`, `evt-${n}`, `evl-${n}`,
     new Date('2026-12-26T10:00:00Z'), null, 2000, 5000];
 }
 

@@ -10,9 +10,14 @@
 -- 25-hour day is one day. The key is the local label (YYYYMMDD, YYYYMM, YYYYQn, YYYY), followed by
 -- '@' and the zone for a zone other than UTC: keys of two zones never collide, and a zone's labels
 -- are never reused after a change (a change takes effect at a boundary of the zone it leaves).
+-- PL/pgSQL, not SQL: a distributed engine (docs/scaling.md) cannot plan a parameterized SQL-language
+-- function that reads a distributed table.
 CREATE OR REPLACE FUNCTION velocity_periods(p_partner_id text, p_at timestamptz)
 RETURNS TABLE (period text, period_key text, time_zone text, starts_at timestamptz, ends_at timestamptz)
-LANGUAGE sql STABLE AS $$
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
   SELECT p.period,
          to_char(n.local_start, p.label) || CASE WHEN z.zone = 'UTC' THEN '' ELSE '@' || z.zone END,
          z.zone,
@@ -29,12 +34,13 @@ LANGUAGE sql STABLE AS $$
           WHERE v.partner_id = p_partner_id AND v.period = p.period AND v.effective_from <= p_at
           ORDER BY v.effective_from DESC LIMIT 1) s ON true) z
    CROSS JOIN LATERAL (SELECT date_trunc(p.unit, p_at AT TIME ZONE z.zone) AS local_start) n
-   ORDER BY p.ord
-$$;
+   ORDER BY p.ord;
+END $$;
 
 -- The keys alone, in card_velocity_refusal's order: daily, monthly, quarterly, yearly.
 CREATE OR REPLACE FUNCTION velocity_period_keys(p_partner_id text, p_at timestamptz)
-RETURNS text[] LANGUAGE sql STABLE AS $$
-  SELECT array_agg(v.period_key ORDER BY array_position(ARRAY['DAILY', 'MONTHLY', 'QUARTERLY', 'YEARLY'], v.period))
-    FROM velocity_periods(p_partner_id, p_at) v
-$$;
+RETURNS text[] LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  RETURN (SELECT array_agg(v.period_key ORDER BY array_position(ARRAY['DAILY', 'MONTHLY', 'QUARTERLY', 'YEARLY'], v.period))
+            FROM velocity_periods(p_partner_id, p_at) v);
+END $$;

@@ -1,13 +1,12 @@
 import { Command, CommanderError } from 'commander';
 import pino, { type DestinationStream } from 'pino';
-import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { migrate } from './migrate.ts';
-import { openDatabase } from './platform/db/open.ts';
-import { startWorkers } from './workers.ts';
-import { auditLedger } from './domains/ledger/index.ts';
 import type { CliIo } from './cli/admin.ts';
 import { startTracing } from './platform/tracing.ts';
+
+// The service (app, workers, database) is loaded by the commands that use it, so the operator
+// commands, which only call the admin API, start without it (issue 33: tests spawn them by the dozen).
+const service = () => Promise.all([import('./app.ts'), import('./workers.ts'), import('./platform/db/open.ts'), import('./migrate.ts')]);
 
 
 /**
@@ -48,6 +47,7 @@ async function serve(): Promise<void> {
   const { config, notices, announcements } = loadConfig();
   // Issue 27: OpenTelemetry only when OTEL_EXPORTER_OTLP_ENDPOINT is set (nothing of it loads otherwise).
   const tracing = await startTracing();
+  const [{ buildApp }, { startWorkers }, { openDatabase }, { migrate }] = await service();
   const db = await openDatabase(config);
   const migrated = await migrate(db);
   const log = await logDestination(config.logFormat, process.stdout.isTTY === true);
@@ -82,6 +82,8 @@ async function serve(): Promise<void> {
 
 async function migrateOnly(): Promise<void> {
   const { config } = loadConfig();
+  const { openDatabase } = await import('./platform/db/open.ts');
+  const { migrate } = await import('./migrate.ts');
   const db = await openDatabase(config);
   const { versions, repeatable } = await migrate(db);
   const applied = [...versions, ...repeatable];
@@ -91,6 +93,8 @@ async function migrateOnly(): Promise<void> {
 
 async function ledgerAudit(partnerId: string | undefined): Promise<void> {
   const { config } = loadConfig();
+  const { openDatabase } = await import('./platform/db/open.ts');
+  const { auditLedger } = await import('./domains/ledger/index.ts');
   const db = await openDatabase(config);
   try {
     const report = await auditLedger(db, { partnerId });

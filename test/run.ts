@@ -5,13 +5,15 @@
  * 1. Builds dist/ when a source is newer: tests that start the CLI or the service spawn compiled code.
  * 2. Migrates a template database once per schema version (cached between runs, see
  *    helpers/template.ts); each test process starts from a copy of it, a database of its own.
+ *    On PostgreSQL the whole-suite run leaves out the files whose first line is
+ *    `// test-database: none`: they never open the test database, and the embedded pass runs them.
  * 3. Runs each file in a process of its own (`node --test`), TEST_CONCURRENCY at a time (default:
  *    one per CPU: a file on the embedded database is CPU-bound, and a burst of signed requests must
  *    reach the service inside its 5-second signing window), longest first, and prints a summary
  *    with the slowest files.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { DIST_BUILT_ENV } from './helpers/compiled-service.ts';
@@ -36,6 +38,9 @@ const LONGEST_FIRST = [
   'managed-balance-property.test.ts',
   'authorization-java.test.ts',
 ];
+
+/** The first line of a file that never opens the test database (the two passes would run the same test). */
+const DATABASE_INDEPENDENT = /^\/\/ test-database: none\b/;
 
 function step(label: string, started: number): void {
   console.log(`# ${label} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
@@ -68,7 +73,18 @@ async function main(): Promise<number> {
   }
 
   const given = process.argv.slice(2);
-  const files = given.length > 0 ? given : orderedFiles();
+  let files = given.length > 0 ? given : orderedFiles();
+  if (url && given.length === 0) {
+    // A file that never opens the test database tests the same thing on both passes: run once.
+    const independent = files.filter((f) => {
+      const text = readFileSync(path.join(ROOT, f), 'utf8');
+      if (!DATABASE_INDEPENDENT.test(text)) return false;
+      if (/helpers\/service\.ts'|TEST_DATABASE_URL/.test(text)) throw new Error(`${f} says test-database: none but uses the test database`);
+      return true;
+    });
+    files = files.filter((f) => !independent.includes(f));
+    console.log(`# not run again on PostgreSQL (they never open the test database; the embedded pass runs them): ${independent.map((f) => path.basename(f)).join(', ')}`);
+  }
   const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? availableParallelism()));
   const results = await runPool(files, concurrency, env);
   const total = { tests: 0, pass: 0, fail: 0, skipped: 0, cancelled: 0, todo: 0 };

@@ -1,3 +1,4 @@
+// test-database: none (never opens the test database: `npm test` runs it in the embedded pass only; test/run.ts)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';

@@ -26,17 +26,17 @@ const ROOT = path.resolve(import.meta.dirname, '..');
  * Any file not named here runs after these, in name order.
  */
 const LONGEST_FIRST = [
-  'cli.test.ts',
-  'authorization-crash.test.ts',
-  'runtime.test.ts',
-  'console-browser.test.ts',
-  'process.test.ts',
-  'readme-quickstart.test.ts',
   'sdk-package.test.ts',
   'authorization-property.test.ts',
-  'velocity-oracle.test.ts',
+  'runtime.test.ts',
+  'console-browser.test.ts',
   'managed-balance-property.test.ts',
-  'authorization-java.test.ts',
+  'authorization-crash.test.ts',
+  'cli.test.ts',
+  'velocity-oracle.test.ts',
+  'process.test.ts',
+  'observability-metrics.test.ts',
+  'openapi-examples.test.ts',
 ];
 
 /** The first line of a file that never opens the test database (the two passes would run the same test). */

@@ -350,6 +350,42 @@ export async function signedGetFloor(service: Service, signer: { apiKey: string;
  * signed-request floor plus the database call, so its cost ratio to TPC-B is at most
  * tpcb / (floor + call), and reaching `target` needs a call of at most tpcb / target - floor.
  */
+/** The CPU figures a round of the authorization and user-assets scenarios takes beside its HTTP load. */
+export interface CostRounds {
+  tps: number[];
+  tpsMachineCpu: number[];
+  callAlone: number[];
+  callAloneCpu: number[];
+  floorCpu: number[];
+}
+
+export function costRounds(): CostRounds {
+  return { tps: [], tpsMachineCpu: [], callAlone: [], callAloneCpu: [], floorCpu: [] };
+}
+
+type PgbenchFigures = { tps: number; postgresCpuMsPerTx: number; machineCpuMsPerTx: number };
+
+/**
+ * One round's references, printed and kept: pgbench TPC-B, the scenario's database call alone
+ * (`callName`, through pgbench), and the floor of any signed request on `service`.
+ */
+export async function costRound(
+  into: CostRounds, round: number, callName: string, callAlone: () => PgbenchFigures | Promise<PgbenchFigures>,
+  service: Service, signer: { apiKey: string; secretKey: string }, durationS: number,
+): Promise<void> {
+  const t = pgbenchTps(durationS);
+  into.tps.push(t.tps);
+  into.tpsMachineCpu.push(t.machineCpuMsPerTx);
+  console.log(`round ${round} pgbench TPC-B          ${t.tps.toFixed(0).padStart(6)} tps  cpu/transaction: postgres ${t.postgresCpuMsPerTx.toFixed(2)} ms, machine ${t.machineCpuMsPerTx.toFixed(2)} ms`);
+  const alone = await callAlone();
+  into.callAlone.push(alone.tps);
+  into.callAloneCpu.push(alone.machineCpuMsPerTx);
+  console.log(`round ${round} ${callName.padEnd(22)} ${alone.tps.toFixed(0).padStart(6)} calls/s  cpu/call: postgres ${alone.postgresCpuMsPerTx.toFixed(2)} ms, machine ${alone.machineCpuMsPerTx.toFixed(2)} ms  (pgbench, no HTTP)`);
+  const f = await signedGetFloor(service, signer, durationS);
+  into.floorCpu.push(f.machineCpuMsPerRequest);
+  console.log(`round ${round} signed GET floor       ${f.requestsPerS.toFixed(0).padStart(6)} requests/s  cpu/request: machine ${f.machineCpuMsPerRequest.toFixed(2)} ms`);
+}
+
 export function boundLines(what: string, floorMs: number, callMs: number, tpcbMs: number, target: number): string {
   const needed = tpcbMs / target - floorMs;
   return `  machine CPU of a signed GET at ${CONNECTIONS} connections (the floor of any signed request) ${floorMs.toFixed(2)} ms, of the call alone ${callMs.toFixed(2)} ms\n` +

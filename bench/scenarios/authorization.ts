@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   boundLines, buildWorld, CARDS_PER_COMPANY, COMPANIES, CONNECTIONS, costRatioLine, DURATION_S, freshDatabase, line, loadAuthorizations, median, pgbench,
-  PGBENCH_DB, pgbenchTps, ROUNDS, signedGetFloor, startService, stopService, type LoadSample, type Service, type World,
+  costRound, costRounds, PGBENCH_DB, pgbenchTps, ROUNDS, startService, stopService, type LoadSample, type Service, type World,
 } from '../lib/authorizations.ts';
 
 const BENCH_DB = 'cardsvc_bench_auth';
@@ -61,26 +61,12 @@ export async function authorizationScenario(): Promise<boolean> {
     await loadAuthorizations(pgService, pgWorld, 2); // warm-up
 
     const auth: LoadSample[] = [];
-    const tps: number[] = [];
-    const tpsMachineCpu: number[] = [];
-    const callAlone: number[] = [];
-    const callAloneCpu: number[] = [];
-    const floorCpu: number[] = [];
+    const cost = costRounds();
     for (let round = 1; round <= ROUNDS; round++) {
       const a = await loadAuthorizations(pgService, pgWorld, DURATION_S);
       auth.push(a);
       console.log(line(`round ${round} PostgreSQL`, a));
-      const t = pgbenchTps(DURATION_S);
-      tps.push(t.tps);
-      tpsMachineCpu.push(t.machineCpuMsPerTx);
-      console.log(`round ${round} pgbench TPC-B          ${t.tps.toFixed(0).padStart(6)} tps  cpu/transaction: postgres ${t.postgresCpuMsPerTx.toFixed(2)} ms, machine ${t.machineCpuMsPerTx.toFixed(2)} ms`);
-      const alone = await authorizeCallAlone(pgWorld, DURATION_S, dataDir);
-      callAlone.push(alone.tps);
-      callAloneCpu.push(alone.machineCpuMsPerTx);
-      console.log(`round ${round} card_authorize alone   ${alone.tps.toFixed(0).padStart(6)} calls/s  cpu/call: postgres ${alone.postgresCpuMsPerTx.toFixed(2)} ms, machine ${alone.machineCpuMsPerTx.toFixed(2)} ms  (pgbench, no HTTP)`);
-      const f = await signedGetFloor(pgService, pgWorld, DURATION_S);
-      floorCpu.push(f.machineCpuMsPerRequest);
-      console.log(`round ${round} signed GET floor       ${f.requestsPerS.toFixed(0).padStart(6)} requests/s  cpu/request: machine ${f.machineCpuMsPerRequest.toFixed(2)} ms`);
+      await costRound(cost, round, 'card_authorize alone', () => authorizeCallAlone(pgWorld, DURATION_S, dataDir), pgService, pgWorld, DURATION_S);
     }
     await stopService(pgService);
 
@@ -98,6 +84,7 @@ export async function authorizationScenario(): Promise<boolean> {
     const approvals = median(auth.map((s) => s.approvalsPerS));
     const p50 = median(auth.map((s) => s.p50));
     const p99 = median(auth.map((s) => s.p99));
+    const { tps, tpsMachineCpu, callAlone, callAloneCpu, floorCpu } = cost;
     const pgTps = median(tps);
     const ratio = approvals / pgTps;
     console.log(`\nmedian of ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION_S} s each, ${pgWorld.cardIds.length} cards in ${COMPANIES} companies:`);

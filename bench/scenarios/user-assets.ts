@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AdminClient } from '../../sdk/index.ts';
 import {
-  boundLines, costRatioLine, freshDatabase, loadAt, median, pgbench, pgbenchTps, signedGetFloor, startService, stopService, type Service,
+  boundLines, costRatioLine, costRound, costRounds, freshDatabase, loadAt, median, pgbench, pgbenchTps, startService, stopService, type Service,
 } from '../lib/authorizations.ts';
 import { signedHeaders } from '../lib/signing.ts';
 
@@ -112,26 +112,12 @@ export async function userAssetScenario(): Promise<boolean> {
     const partner = await newPartner(pgService);
     await loadCredits(pgService, partner, 3); // warm-up: creates the 1,000 users and their accounts
     const samples: Sample[] = [];
-    const tps: number[] = [];
-    const tpsMachineCpu: number[] = [];
-    const callAlone: number[] = [];
-    const callAloneCpu: number[] = [];
-    const floorCpu: number[] = [];
+    const cost = costRounds();
     for (let round = 1; round <= ROUNDS; round++) {
       const s = await loadCredits(pgService, partner, DURATION_S);
       samples.push(s);
       console.log(line(`round ${round} PostgreSQL`, s));
-      const t = pgbenchTps(DURATION_S);
-      tps.push(t.tps);
-      tpsMachineCpu.push(t.machineCpuMsPerTx);
-      console.log(`round ${round} pgbench TPC-B          ${t.tps.toFixed(0).padStart(6)} tps  cpu/transaction: postgres ${t.postgresCpuMsPerTx.toFixed(2)} ms, machine ${t.machineCpuMsPerTx.toFixed(2)} ms`);
-      const alone = databaseCallAlone('cardsvc_bench_assets', partner.partnerId, DURATION_S, dataDir);
-      callAlone.push(alone.tps);
-      callAloneCpu.push(alone.machineCpuMsPerTx);
-      console.log(`round ${round} user_asset_move alone  ${alone.tps.toFixed(0).padStart(6)} calls/s  cpu/call: postgres ${alone.postgresCpuMsPerTx.toFixed(2)} ms, machine ${alone.machineCpuMsPerTx.toFixed(2)} ms  (pgbench, no HTTP)`);
-      const f = await signedGetFloor(pgService, partner, DURATION_S);
-      floorCpu.push(f.machineCpuMsPerRequest);
-      console.log(`round ${round} signed GET floor       ${f.requestsPerS.toFixed(0).padStart(6)} requests/s  cpu/request: machine ${f.machineCpuMsPerRequest.toFixed(2)} ms`);
+      await costRound(cost, round, 'user_asset_move alone', () => databaseCallAlone('cardsvc_bench_assets', partner.partnerId, DURATION_S, dataDir), pgService, partner, DURATION_S);
     }
     await stopService(pgService);
 
@@ -148,6 +134,7 @@ export async function userAssetScenario(): Promise<boolean> {
     const credits = median(samples.map((s) => s.creditsPerS));
     const p50 = median(samples.map((s) => s.p50));
     const p99 = median(samples.map((s) => s.p99));
+    const { tps, tpsMachineCpu, callAlone, callAloneCpu, floorCpu } = cost;
     const pgTps = median(tps);
     const ratio = credits / pgTps;
     console.log(`\nmedian of ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION_S} s each, ${USERS} users:`);

@@ -4,9 +4,8 @@ import { ConfigError, loadConfig } from './config.ts';
 import type { CliIo } from './cli/admin.ts';
 import { startTracing } from './platform/tracing.ts';
 
-// The service (app, workers, database) is loaded by the commands that use it, so the operator
+// The service (app, workers, database) is imported by the commands that use it, so the operator
 // commands, which only call the admin API, start without it (issue 33: tests spawn them by the dozen).
-const service = () => Promise.all([import('./app.ts'), import('./workers.ts'), import('./platform/db/open.ts'), import('./migrate.ts')]);
 
 
 /**
@@ -47,7 +46,9 @@ async function serve(): Promise<void> {
   const { config, notices, announcements } = loadConfig();
   // Issue 27: OpenTelemetry only when OTEL_EXPORTER_OTLP_ENDPOINT is set (nothing of it loads otherwise).
   const tracing = await startTracing();
-  const [{ buildApp }, { startWorkers }, { openDatabase }, { migrate }] = await service();
+  const [{ buildApp }, { startWorkers }, { openDatabase }, { migrate }] = await Promise.all([
+    import('./app.ts'), import('./workers.ts'), import('./platform/db/open.ts'), import('./migrate.ts'),
+  ]);
   const db = await openDatabase(config);
   const migrated = await migrate(db);
   const log = await logDestination(config.logFormat, process.stdout.isTTY === true);

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,7 +21,7 @@ import { openEmbedded, openPostgres, type Db } from '../src/platform/db/db.ts';
 import { migrate } from '../src/migrate.ts';
 import { ADMIN_TOKEN, closeTestDatabase, MASTER_KEY, startService } from './helpers/service.ts';
 import { MAIN_JS } from './helpers/compiled-service.ts';
-import { PGLITE_TEMPLATE_ENV } from './helpers/template.ts';
+import { seedDataDir } from './helpers/template.ts';
 import { fundedCard, fundsOf, purchase, usageOf, type SpendWorld } from './helpers/authorization.ts';
 import { ref } from './helpers/cards.ts';
 
@@ -73,10 +73,7 @@ async function waitReady(base: string, child: ChildProcess, output: () => string
 
 describe('issue 26: a service killed between the hold and the partner decision', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'cardsvc-crash-'));
-  // On the embedded database the service's data folder starts as a copy of the run's migrated
-  // template under `npm test` (what is checked is the crash, not a first initdb).
-  const template = process.env[PGLITE_TEMPLATE_ENV];
-  if (!PG_URL && template) cpSync(template, path.join(dataDir, 'pgdata'), { recursive: true });
+  if (!PG_URL) seedDataDir(dataDir);
   const schema = `crash_${process.pid}_${randomBytes(3).toString('hex')}`;
   const port = 20000 + Math.floor(Math.random() * 20000);
   const base = `http://127.0.0.1:${port}`;

@@ -191,6 +191,16 @@ describe('issue 26: a forwarded authorization always ends in one recorded decisi
     return { status: res.status, text: res.text, t: res.envelope.data! };
   }
 
+  /** `send` while the database refuses statements matching `pattern` `times` times (then no more). */
+  async function sendWhileRefusing(body: Record<string, unknown>, pattern: RegExp, times: number): Promise<Awaited<ReturnType<typeof send>>> {
+    db.fail(pattern, times);
+    try {
+      return await send(body);
+    } finally {
+      db.clear();
+    }
+  }
+
   async function forwardingsOf(transId: string): Promise<number> {
     return (await svc.admin.call<{ total: number }>('GET', '/internal/admin/v1/auth-forwardings', { query: { transId } })).total;
   }
@@ -374,13 +384,7 @@ describe('issue 26: a forwarded authorization always ends in one recorded decisi
         partner.answer = (r) => json({ transId: r.transId, approved: false, declineReason: 'OVER_BUDGET' });
         const body = { networkTransactionId: ref('net'), ...purchase(w.card.cardId, '1.00') };
         const failures = db.failures;
-        db.fail(pattern, 1);
-        let first;
-        try {
-          first = await send(body);
-        } finally {
-          db.clear();
-        }
+        const first = await sendWhileRefusing(body, pattern, 1);
         assert.equal(db.failures, failures + 1, 'the fault fired');
         assert.equal(first.t.declineReason, 'PARTNER_DECLINED');
         assert.equal(first.t.partnerDecision?.outcome, 'DECLINED');
@@ -396,13 +400,7 @@ describe('issue 26: a forwarded authorization always ends in one recorded decisi
       const before = await snapshot(w);
       partner.answer = (r) => json({ transId: r.transId, approved: true, declineReason: null });
       const body = { networkTransactionId: ref('net'), ...purchase(w.card.cardId, '1.00') };
-      db.fail(/INSERT INTO auth_forwardings/, Infinity);
-      let first;
-      try {
-        first = await send(body);
-      } finally {
-        db.clear();
-      }
+      const first = await sendWhileRefusing(body, /INSERT INTO auth_forwardings/, Infinity);
       // Nothing could be recorded: the answer is the stand-in that will be.
       assert.equal(first.t.declineReason, 'PARTNER_TIMEOUT');
       assert.equal(first.t.declineDetail, 'SERVICE_ERROR');
@@ -422,13 +420,7 @@ describe('issue 26: a forwarded authorization always ends in one recorded decisi
       const before = await snapshot(w);
       partner.answer = (r) => json({ transId: r.transId, approved: false, declineReason: 'OVER_BUDGET' });
       const body = { networkTransactionId: ref('net'), ...purchase(w.card.cardId, '1.00') };
-      db.fail(/INSERT INTO auth_forwardings/, Infinity);
-      let first;
-      try {
-        first = await send(body);
-      } finally {
-        db.clear();
-      }
+      const first = await sendWhileRefusing(body, /INSERT INTO auth_forwardings/, Infinity);
       assert.equal(first.t.declineDetail, 'SERVICE_ERROR');
       assert.equal((await fundsOf(w)).pending, '1.00');
       assert.equal(await recoverDecisions(svc.ctx), 0, 'not due yet: the request may still record it');

@@ -2,11 +2,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MAIN_JS } from './helpers/compiled-service.ts';
-import { PGLITE_TEMPLATE_ENV } from './helpers/template.ts';
+import { seedDataDir } from './helpers/template.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const MAIN = [process.execPath, [MAIN_JS]] as const;
@@ -73,10 +73,7 @@ describe('the service process', () => {
 
   it('LOG_FORMAT=pretty writes readable lines instead of JSON (what a terminal gets by default, issue 32)', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'cardsvc-pretty-'));
-    // What is checked is the log format, not a first start: under `npm test` the embedded database
-    // starts as a copy of the run's migrated template (data folder layout: src/platform/db/open.ts).
-    const template = process.env[PGLITE_TEMPLATE_ENV];
-    if (template) cpSync(template, path.join(dataDir, 'pgdata'), { recursive: true });
+    seedDataDir(dataDir); // what is checked is the log format, not a first start
     const port = 20000 + Math.floor(Math.random() * 20000);
     const child = spawn(MAIN[0], [...MAIN[1], 'serve'], { cwd: ROOT, env: cleanEnv({ DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_FORMAT: 'pretty' }) });
     let out = '';

@@ -13,11 +13,11 @@
  *    with the slowest files.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { DIST_BUILT_ENV } from './helpers/compiled-service.ts';
-import { dropStalePostgresTemplates, PG_TEMPLATE_ENV, PGLITE_TEMPLATE_ENV, pgliteTemplate, postgresTemplate } from './helpers/template.ts';
+import { dropStalePgliteTemplates, dropStalePostgresTemplates, removeOrphanCopies, PG_TEMPLATE_ENV, PGLITE_TEMPLATE_ENV, pgliteTemplate, postgresTemplate } from './helpers/template.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -66,8 +66,7 @@ async function main(): Promise<number> {
     step(`PostgreSQL template ${name} ready`, started);
   } else {
     const dir = await pgliteTemplate();
-    const parent = path.dirname(dir);
-    for (const old of readdirSync(parent)) if (old.startsWith('pglite-') && !old.includes('.building-') && path.join(parent, old) !== dir) rmSync(path.join(parent, old), { recursive: true, force: true });
+    dropStalePgliteTemplates(dir);
     env[PGLITE_TEMPLATE_ENV] = dir;
     step(`embedded template ${path.relative(tmpdir(), dir)} ready`, started);
   }
@@ -125,26 +124,6 @@ async function runPool(files: string[], concurrency: number, env: NodeJS.Process
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
   return results;
-}
-
-/** Embedded copies left by test processes that died before their cleanup (copyPgliteTemplate). */
-function removeOrphanCopies(): void {
-  for (const base of ['/dev/shm', tmpdir()]) {
-    if (!existsSync(base)) continue;
-    for (const name of readdirSync(base)) {
-      const pid = /^cardsvc-test-(\d+)-/.exec(name)?.[1];
-      if (pid && !alive(Number(pid))) rmSync(path.join(base, name), { recursive: true, force: true });
-    }
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** dist/ is stale when a file under src/ is newer than the last build (or there is none). */

@@ -2,13 +2,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Decimal } from 'decimal.js';
 import { AdminClient, CardServiceClient, CardServiceError, decimal, decimalText } from '../sdk/index.ts';
-import { PGLITE_TEMPLATE_ENV } from './helpers/template.ts';
+import { seedDataDir } from './helpers/template.ts';
 import { buildService, cleanEnv, ROOT, startCompiled, waitReady, type RunningService } from './helpers/compiled-service.ts';
 import { freePort, ownPostgres, type OwnPostgres } from './helpers/own-postgres.ts';
 import { isDatabaseUnavailable, openPostgres } from '../src/platform/db/db.ts';
@@ -49,10 +49,7 @@ function slowPost(base: string, urlPath: string, body: string, headers: Record<s
 describe('the production runtime', () => {
   it('npm start runs compiled JavaScript without a TypeScript loader, and SIGTERM to npm stops it gracefully after the in-flight request', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'cardsvc-runtime-'));
-    // Under `npm test` the data folder starts as a copy of the run's migrated template (a restart on
-    // an existing folder): what is checked here is the process, not a first embedded initdb.
-    const template = process.env[PGLITE_TEMPLATE_ENV];
-    if (template) cpSync(template, path.join(dataDir, 'pgdata'), { recursive: true });
+    seedDataDir(dataDir);
     const port = await freePort();
     const npm = spawn('npm', ['start'], { cwd: ROOT, env: cleanEnv({ DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, MASTER_KEY }) });
     let out = '';

@@ -386,6 +386,24 @@ export async function costRound(
   console.log(`round ${round} signed GET floor       ${f.requestsPerS.toFixed(0).padStart(6)} requests/s  cpu/request: machine ${f.machineCpuMsPerRequest.toFixed(2)} ms`);
 }
 
+/**
+ * The PostgreSQL summary of the authorization and user-assets scenarios: throughput against TPC-B,
+ * the database call alone, the CPU cost ratio and the bound it allows. Returns the TPC-B ratio.
+ */
+export function printCostSummary(cost: CostRounds, o: {
+  unit: string; one: string; aOne: string; callKind: string; perS: number; p50: number; p99: number; machineCpuMsPerRequest: number; target: number;
+}): number {
+  const pgTps = median(cost.tps);
+  const ratio = o.perS / pgTps;
+  console.log(`  PostgreSQL          ${o.perS.toFixed(0)} ${o.unit}/s  p50 ${o.p50} ms  p99 ${o.p99} ms`);
+  console.log(`  pgbench TPC-B       ${pgTps.toFixed(0)} tps`);
+  console.log(`  ratio               ${ratio.toFixed(2)} x pgbench TPC-B`);
+  console.log(`  the ${o.callKind} call alone (pgbench, no HTTP): ${median(cost.callAlone).toFixed(0)} calls/s = ${(median(cost.callAlone) / pgTps).toFixed(2)} x TPC-B`);
+  console.log(costRatioLine(o.one, o.machineCpuMsPerRequest, median(cost.tpsMachineCpu)));
+  console.log(boundLines(o.aOne, median(cost.floorCpu), median(cost.callAloneCpu), median(cost.tpsMachineCpu), o.target));
+  return ratio;
+}
+
 export function boundLines(what: string, floorMs: number, callMs: number, tpcbMs: number, target: number): string {
   const needed = tpcbMs / target - floorMs;
   return `  machine CPU of a signed GET at ${CONNECTIONS} connections (the floor of any signed request) ${floorMs.toFixed(2)} ms, of the call alone ${callMs.toFixed(2)} ms\n` +

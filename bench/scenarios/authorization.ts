@@ -14,8 +14,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
-  boundLines, buildWorld, CARDS_PER_COMPANY, COMPANIES, CONNECTIONS, costRatioLine, DURATION_S, freshDatabase, line, loadAuthorizations, median, pgbench,
-  costRound, costRounds, PGBENCH_DB, pgbenchTps, ROUNDS, startService, stopService, type LoadSample, type Service, type World,
+  buildWorld, CARDS_PER_COMPANY, COMPANIES, CONNECTIONS, DURATION_S, freshDatabase, line, loadAuthorizations, median, pgbench,
+  costRound, costRounds, printCostSummary, PGBENCH_DB, pgbenchTps, ROUNDS, startService, stopService, type LoadSample, type Service, type World,
 } from '../lib/authorizations.ts';
 
 const BENCH_DB = 'cardsvc_bench_auth';
@@ -84,16 +84,11 @@ export async function authorizationScenario(): Promise<boolean> {
     const approvals = median(auth.map((s) => s.approvalsPerS));
     const p50 = median(auth.map((s) => s.p50));
     const p99 = median(auth.map((s) => s.p99));
-    const { tps, tpsMachineCpu, callAlone, callAloneCpu, floorCpu } = cost;
-    const pgTps = median(tps);
-    const ratio = approvals / pgTps;
     console.log(`\nmedian of ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION_S} s each, ${pgWorld.cardIds.length} cards in ${COMPANIES} companies:`);
-    console.log(`  PostgreSQL          ${approvals.toFixed(0)} approvals/s  p50 ${p50} ms  p99 ${p99} ms`);
-    console.log(`  pgbench TPC-B       ${pgTps.toFixed(0)} tps`);
-    console.log(`  ratio               ${ratio.toFixed(2)} x pgbench TPC-B`);
-    console.log(`  the decision call alone (pgbench, no HTTP): ${median(callAlone).toFixed(0)} calls/s = ${(median(callAlone) / pgTps).toFixed(2)} x TPC-B`);
-    console.log(costRatioLine('approval', median(auth.map((s) => s.machineCpuMsPerRequest)), median(tpsMachineCpu)));
-    console.log(boundLines('an approval', median(floorCpu), median(callAloneCpu), median(tpsMachineCpu), 0.4));
+    const ratio = printCostSummary(cost, {
+      unit: 'approvals', one: 'approval', aOne: 'an approval', callKind: 'decision', perS: approvals, p50, p99,
+      machineCpuMsPerRequest: median(auth.map((s) => s.machineCpuMsPerRequest)), target: 0.4,
+    });
     console.log(`  embedded (PGlite)   ${median(emb.map((s) => s.approvalsPerS)).toFixed(0)} approvals/s  p99 ${median(emb.map((s) => s.p99))} ms`);
     const ok = ratio >= 0.4 && p99 < 50 && auth.every((s) => s.non2xx === 0 && s.errors === 0 && s.declined === 0);
     console.log(`target approvals/s >= 0.40 x pgbench TPC-B and p99 < 50 ms: ${ok ? 'MET' : 'NOT MET'}`);

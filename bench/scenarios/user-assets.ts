@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AdminClient } from '../../sdk/index.ts';
 import {
-  boundLines, costRatioLine, costRound, costRounds, freshDatabase, loadAt, median, pgbench, pgbenchTps, startService, stopService, type Service,
+  costRound, costRounds, printCostSummary, freshDatabase, loadAt, median, pgbench, pgbenchTps, startService, stopService, type Service,
 } from '../lib/authorizations.ts';
 import { signedHeaders } from '../lib/signing.ts';
 
@@ -134,16 +134,11 @@ export async function userAssetScenario(): Promise<boolean> {
     const credits = median(samples.map((s) => s.creditsPerS));
     const p50 = median(samples.map((s) => s.p50));
     const p99 = median(samples.map((s) => s.p99));
-    const { tps, tpsMachineCpu, callAlone, callAloneCpu, floorCpu } = cost;
-    const pgTps = median(tps);
-    const ratio = credits / pgTps;
     console.log(`\nmedian of ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION_S} s each, ${USERS} users:`);
-    console.log(`  PostgreSQL          ${credits.toFixed(0)} credits/s  p50 ${p50} ms  p99 ${p99} ms`);
-    console.log(`  pgbench TPC-B       ${pgTps.toFixed(0)} tps`);
-    console.log(`  ratio               ${ratio.toFixed(2)} x pgbench TPC-B`);
-    console.log(`  the booking call alone (pgbench, no HTTP): ${median(callAlone).toFixed(0)} calls/s = ${(median(callAlone) / pgTps).toFixed(2)} x TPC-B`);
-    console.log(costRatioLine('credit', median(samples.map((s) => s.machineCpuMsPerRequest)), median(tpsMachineCpu)));
-    console.log(boundLines('a credit', median(floorCpu), median(callAloneCpu), median(tpsMachineCpu), 0.5));
+    const ratio = printCostSummary(cost, {
+      unit: 'credits', one: 'credit', aOne: 'a credit', callKind: 'booking', perS: credits, p50, p99,
+      machineCpuMsPerRequest: median(samples.map((s) => s.machineCpuMsPerRequest)), target: 0.5,
+    });
     console.log(`  embedded (PGlite)   ${median(emb.map((s) => s.creditsPerS)).toFixed(0)} credits/s  p99 ${median(emb.map((s) => s.p99))} ms`);
     const ok = ratio >= 0.5 && p99 < 30 && samples.every((s) => s.refused === 0 && s.non2xx === 0 && s.errors === 0);
     console.log(`target credits/s >= 0.50 x pgbench TPC-B and p99 < 30 ms: ${ok ? 'MET' : 'NOT MET'}`);

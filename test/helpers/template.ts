@@ -60,15 +60,58 @@ export async function pgliteTemplate(): Promise<string> {
   return dir;
 }
 
+/** The name of every copy starts with this and the test process's pid. */
+const COPY_PREFIX = 'cardsvc-test-';
+
 /**
  * A copy of the embedded template for one test process, in memory-backed /dev/shm when the machine
  * has it (a disk copy works, slower).
  */
 export function copyPgliteTemplate(template: string): string {
   const base = existsSync('/dev/shm') && statSync('/dev/shm').isDirectory() ? '/dev/shm' : tmpdir();
-  const copy = path.join(base, `cardsvc-test-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const copy = path.join(base, `${COPY_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}`);
   cpSync(template, copy, { recursive: true });
   return copy;
+}
+
+/** Removes copies left by test processes that died before their cleanup. */
+export function removeOrphanCopies(): void {
+  for (const base of ['/dev/shm', tmpdir()]) {
+    if (!existsSync(base)) continue;
+    for (const name of readdirSync(base)) {
+      const pid = new RegExp(`^${COPY_PREFIX}(\\d+)-`).exec(name)?.[1];
+      if (pid && !alive(Number(pid))) rmSync(path.join(base, name), { recursive: true, force: true });
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Removes embedded templates of other schema versions (never one being built). */
+export function dropStalePgliteTemplates(keep: string): void {
+  const parent = path.dirname(keep);
+  for (const name of readdirSync(parent)) {
+    const dir = path.join(parent, name);
+    if (name.startsWith('pglite-') && !name.includes('.building-') && dir !== keep) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * For a test that starts the service on an embedded data folder (`DATA_DIR`): under `npm test` the
+ * folder's database starts as a copy of the run's migrated template, so the test checks the process,
+ * not a first initdb (layout: src/platform/db/open.ts keeps it in `<DATA_DIR>/pgdata`). Run on its
+ * own, the service creates the database itself.
+ */
+export function seedDataDir(dataDir: string): void {
+  const template = process.env[PGLITE_TEMPLATE_ENV];
+  if (template) cpSync(template, path.join(dataDir, 'pgdata'), { recursive: true });
 }
 
 /** A migrated PostgreSQL database for this schema on the server of `url`, built when missing. Returns its name. */

@@ -5,17 +5,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { MAIN_JS } from './helpers/compiled-service.ts';
+import { cleanEnv, MAIN_JS, ROOT } from './helpers/compiled-service.ts';
 import { seedDataDir } from './helpers/template.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const MAIN = [process.execPath, [MAIN_JS]] as const;
-
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of ['DATABASE_URL', 'ADMIN_TOKEN', 'MASTER_KEY', 'CARDSVC_ENV', 'PORT', 'DATA_DIR']) delete env[name];
-  return { ...env, ...extra };
-}
 
 describe('the service process', () => {
   it('when configuration is invalid, then it exits with code 2 and a clear message', () => {

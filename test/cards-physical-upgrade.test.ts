@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { decimal, decimalText, type Card, type CardUpgrade } from '../sdk/index.ts';
-import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
 import { admin, approvedEmployee, expectCode, newCompany } from './helpers/companies.ts';
 import { cardWorld, footprint, issueCard, outboxEvents, plaintextOf, ref, type CardWorld } from './helpers/cards.ts';
 import { purchase } from './helpers/authorization.ts';
@@ -27,6 +27,12 @@ const LEGAL: Record<Status, Status[]> = {
   ACTIVATED: [],
   REJECTED: [],
   CANCELLED: [],
+};
+
+/** The moves that bring a new (PENDING) upgrade to each status. */
+const PATH: Record<Status, Exclude<Status, 'PENDING'>[]> = {
+  PENDING: [], PRODUCING: ['PRODUCING'], SHIPPED: ['PRODUCING', 'SHIPPED'], DELIVERED: ['PRODUCING', 'SHIPPED', 'DELIVERED'],
+  ACTIVATED: ['PRODUCING', 'SHIPPED', 'ACTIVATED'], REJECTED: ['REJECTED'], CANCELLED: ['CANCELLED'],
 };
 
 /** An exact amount as its shortest decimal text ('92.50' -> '92.5', '100.00' -> '100'). */
@@ -103,6 +109,11 @@ describe('physical card upgrades, corporate (issue 30, D52)', () => {
     assert.deepEqual(await upgradeFootprint(), before, `nothing changed after ${code}`);
     return err;
   }
+  /** The fields of an upgrade record that compare across JSON (event) and SDK (answer) forms: all but the fee amounts, which compare as text. */
+  const recordOf = (u: Record<string, unknown>) => {
+    const { fees, activationCode: _code, ...rest } = u as { fees: { type: string; currency: string; amount: unknown }[]; activationCode?: unknown };
+    return { ...rest, fees: fees.map((f) => [f.type, f.currency, plain(f.amount)]) };
+  };
   const upgradeEvents = async (cardId: string) => (await outboxEvents(svc, 'CARD_UPGRADE_STATUS_CHANGED', cardId)).map((e) => e.data);
 
   it('accepts an upgrade PENDING with the snapshot and the fees charged from the pool, shows it on the card, and records the event', async () => {
@@ -256,11 +267,7 @@ describe('physical card upgrades, corporate (issue 30, D52)', () => {
     const { world, card } = await freshCard();
     const u = await upgrade(card);
     let code: string | undefined;
-    const path: Record<Status, Exclude<Status, 'PENDING'>[]> = {
-      PENDING: [], PRODUCING: ['PRODUCING'], SHIPPED: ['PRODUCING', 'SHIPPED'], DELIVERED: ['PRODUCING', 'SHIPPED', 'DELIVERED'],
-      ACTIVATED: ['PRODUCING', 'SHIPPED', 'ACTIVATED'], REJECTED: ['REJECTED'], CANCELLED: ['CANCELLED'],
-    };
-    for (const step of path[status]) {
+    for (const step of PATH[status]) {
       if (step === 'CANCELLED') await w.client.cards.cancelUpgrade(u.upgradeRef);
       else if (step === 'ACTIVATED') await w.client.cards.activatePhysical({ cardId: card.cardId, activationCode: code! });
       else {
@@ -293,7 +300,12 @@ describe('physical card upgrades, corporate (issue 30, D52)', () => {
       for (const to of LEGAL[from]) {
         const fresh = await upgradeIn(from);
         await movesOn(fresh)[to as Exclude<Status, 'PENDING'>]();
-        assert.equal((await w.client.cards.upgradeDetail(fresh.upgradeRef)).status, to, `${from} -> ${to}`);
+        const detail = await w.client.cards.upgradeDetail(fresh.upgradeRef);
+        assert.equal(detail.status, to, `${from} -> ${to}`);
+        // One CARD_UPGRADE_STATUS_CHANGED per change, the last one carrying the record as it now is.
+        const events = await upgradeEvents(fresh.card.cardId);
+        assert.deepEqual(events.map((e) => e.status), ['PENDING', ...PATH[from], to], `${from} -> ${to}: one event per change`);
+        assert.deepEqual(recordOf(events.at(-1)!), recordOf(detail), `${from} -> ${to}: the event carries the upgrade record`);
       }
     }
   });
@@ -366,7 +378,7 @@ describe('physical card upgrades, corporate (issue 30, D52)', () => {
   });
 
   it('activation: code only as a hash, wrong codes count, the fifth locks (even the right code), an operator unlocks, then the card is PHYSICAL', async () => {
-    const { card, upgradeRef, code } = await upgradeIn('SHIPPED');
+    const { world, card, upgradeRef, code } = await upgradeIn('SHIPPED');
     assert.match(code!, /^[0-9]{6}$/);
     const shippedEvent = (await upgradeEvents(card.cardId)).find((e) => e.status === 'SHIPPED')!;
     assert.equal(shippedEvent.activationCode, code, 'sandbox: the SHIPPED event carries the code');
@@ -393,9 +405,77 @@ describe('physical card upgrades, corporate (issue 30, D52)', () => {
     assert.equal(activated.status, 'ACTIVATED');
     const after = await w.client.cards.query(card.cardId);
     assert.deepEqual([after.cardForm, after.cardProfileId, after.openUpgrade, after.status], ['PHYSICAL', 'sbx-visa-shared-physical', null, 'ACTIVE']);
+    const listed = (await w.client.cards.list({ organizationId: world.org.organizationId })).result.find((c) => c.cardId === card.cardId)!;
+    assert.deepEqual([listed.cardForm, listed.openUpgrade], ['PHYSICAL', null], 'the card list shows the new form too');
     assert.deepEqual((await upgradeEvents(card.cardId)).map((e) => e.status), ['PENDING', 'PRODUCING', 'SHIPPED', 'DELIVERED', 'ACTIVATED']);
     await unchanged(() => upgrade(after), 'CARD_INVALID', 'physical');
     await unchanged(() => operator.call('POST', '/internal/admin/v1/card-upgrades/unlock-activation', { partnerId: w.partner.partnerId, upgradeRef }), 'CARD_UPGRADE_STATUS_INVALID');
+  });
+
+  it('concurrent wrong activation codes count one by one: 5 are judged, the rest are CARD_ACTIVATION_LOCKED', async () => {
+    const { card, upgradeRef, code } = await upgradeIn('SHIPPED');
+    // Eight different wrong guesses at once, as a brute-force attempt would send them.
+    const guesses = Array.from({ length: 8 }, (_, i) => String((Number(code) + 1 + i) % 1_000_000).padStart(6, '0'));
+    const results = await Promise.allSettled(guesses.map((activationCode) => w.client.cards.activatePhysical({ cardId: card.cardId, activationCode })));
+    const codes = results.map((r) => (r.status === 'rejected' ? (r.reason as { code: string }).code : 'ACTIVATED')).sort();
+    assert.deepEqual(codes, [...Array(5).fill('CARD_ACTIVATION_CODE_INVALID'), ...Array(3).fill('CARD_ACTIVATION_LOCKED')]);
+    const [row] = await svc.db.query<{ failures: number; locked: boolean }>(
+      'SELECT activation_failures AS failures, activation_locked AS locked FROM card_upgrades WHERE upgrade_ref = $1', [upgradeRef]);
+    assert.deepEqual([row.failures, row.locked], [5, true]);
+    await unchanged(() => w.client.cards.activatePhysical({ cardId: card.cardId, activationCode: code! }), 'CARD_ACTIVATION_LOCKED');
+  });
+
+  it('wrong activation codes that meet at the lock are counted one after another: never more than 5 judged (PostgreSQL)', async (t) => {
+    // The embedded database runs one transaction at a time, so requests cannot overlap there; on
+    // PostgreSQL another connection holds the upgrade's row until all four requests wait on a lock,
+    // so they are in flight together whatever order they arrive in.
+    if (!process.env.TEST_DATABASE_URL) return t.skip('needs a second connection (TEST_DATABASE_URL); the embedded database serializes every call');
+    const { card, upgradeRef, code } = await upgradeIn('SHIPPED');
+    const guess = (i: number) => String((Number(code) + 1 + i) % 1_000_000).padStart(6, '0');
+    for (let i = 0; i < 3; i++) await expectCode(w.client.cards.activatePhysical({ cardId: card.cardId, activationCode: guess(i) }), 'CARD_ACTIVATION_CODE_INVALID');
+    const other = await (await testDatabase()).openAnother();
+    let burst: Promise<PromiseSettledResult<unknown>[]> = Promise.resolve([]);
+    await other.tx(async (q) => {
+      await q.query('SELECT 1 FROM card_upgrades WHERE upgrade_ref = $1 FOR UPDATE', [upgradeRef]);
+      burst = Promise.allSettled([3, 4, 5, 6].map((i) => w.client.cards.activatePhysical({ cardId: card.cardId, activationCode: guess(i) })));
+      for (let i = 0; i < 400; i++) {
+        const [waiting] = await other.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+        if (waiting.n >= 4) return;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      assert.fail('the four requests never waited together');
+    });
+    const codes = (await burst).map((r) => (r.status === 'rejected' ? (r.reason as { code: string }).code : 'ACTIVATED')).sort();
+    assert.deepEqual(codes, ['CARD_ACTIVATION_CODE_INVALID', 'CARD_ACTIVATION_CODE_INVALID', 'CARD_ACTIVATION_LOCKED', 'CARD_ACTIVATION_LOCKED']);
+    const [row] = await svc.db.query<{ failures: number }>('SELECT activation_failures AS failures FROM card_upgrades WHERE upgrade_ref = $1', [upgradeRef]);
+    assert.equal(row.failures, 5);
+  });
+
+  it('production: the SHIPPED event never carries the activation code, the operator answer does once, and the sandbox simulation does not exist', async () => {
+    // A partner of its own, admitted from 127.0.0.1 by the production instance below (same database).
+    const { partner, client } = await svc.newPartner({ ipWhitelist: { api: ['127.0.0.1'] } });
+    const org = await newCompany(client);
+    const employee = await approvedEmployee(client, org.organizationId);
+    await client.customers.updateAddress(employee.customerId, [HOME]);
+    await client.sandbox.deposit({ subjectType: 'ORGANIZATION', subjectId: org.organizationId, currency: 'USD', amount: decimal('50.00') });
+    const card = await issueCard(svc, { partner, client, org, employee });
+    const u = await client.cards.upgradePhysical({ cardId: card.cardId, upgradeRef: ref('up'), cardProfileId: 'sbx-visa-shared-physical' });
+
+    const prod = await startService({ env: { CARDSVC_ENV: 'production', PARTNER_CACHE_TTL_MS: '0' }, clock: svc.clock });
+    try {
+      const prodClient = prod.clientFor(partner);
+      await expectCode(prodClient.sandbox.cardShipment({ upgradeRef: u.upgradeRef, status: 'PRODUCING' }), 'SYS_NOT_FOUND');
+      await prod.admin.cardUpgradeStatus({ partnerId: partner.partnerId, upgradeRef: u.upgradeRef, status: 'PRODUCING' });
+      const shipped = await prod.admin.cardUpgradeStatus({ partnerId: partner.partnerId, upgradeRef: u.upgradeRef, status: 'SHIPPED', carrier: 'DHL', trackingNumber: 'JD0146000099' });
+      assert.match(shipped.activationCode ?? '', /^[0-9]{6}$/, 'the operator who shipped it gets the drawn code once');
+      const events = await upgradeEvents(card.cardId);
+      assert.deepEqual(events.map((e) => e.status), ['PENDING', 'PRODUCING', 'SHIPPED']);
+      assert.equal('activationCode' in events[2], false, 'no code in a production event');
+      assert.equal((await prodClient.cards.activatePhysical({ cardId: card.cardId, activationCode: shipped.activationCode! })).status, 'ACTIVATED');
+    } finally {
+      await prod.close();
+    }
   });
 
   it('the card spends before, during and after the upgrade and keeps its id, PAN, expiry, balance, rules and usage', async () => {

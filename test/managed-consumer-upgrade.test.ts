@@ -105,6 +105,10 @@ describe('physical card upgrades, consumer (issue 30, D52)', () => {
     const frozen = await unchanged(() => upgrade(user, card), 'CAPABILITY_FROZEN');
     assert.equal((frozen.data as { errorCode: string }).errorCode, 'CARD_FROZEN');
     await svc.admin.setUserRestrictions({ partnerId, externalUserId: user, removeRestrictions: ['CARD_FROZEN'] });
+    await svc.admin.setUserRestrictions({ partnerId, externalUserId: user, addRestrictions: ['ACCOUNT_FROZEN'] });
+    const accountFrozen = await unchanged(() => upgrade(user, card), 'CAPABILITY_FROZEN');
+    assert.equal((accountFrozen.data as { errorCode: string }).errorCode, 'ACCOUNT_FROZEN');
+    await svc.admin.setUserRestrictions({ partnerId, externalUserId: user, removeRestrictions: ['ACCOUNT_FROZEN'] });
     await client.consumerCards.block({ externalUserId: user, cardId: card.cardId, block: true });
     await unchanged(() => upgrade(user, card), 'CARD_INVALID', 'BLOCKED');
     const { user: other, card: otherCard } = await userWithCard();
@@ -132,8 +136,13 @@ describe('physical card upgrades, consumer (issue 30, D52)', () => {
     await client.sandbox.cardShipment({ upgradeRef: again.upgradeRef, status: 'PRODUCING' });
     assert.equal((await client.consumerCards.cancelUpgrade(user, again.upgradeRef)).status, 'CANCELLED');
     assert.deepEqual(await balanceOf(client, user, 'USDT'), { free: '20', freeze: '0', total: '20' });
-    await expectCode(client.consumerCards.cancelUpgrade(user, again.upgradeRef), 'CARD_UPGRADE_STATUS_INVALID', 'CANCELLED');
-    await expectCode(client.consumerCards.cancelUpgrade(newUserId(), again.upgradeRef), 'CARD_UPGRADE_NOT_FOUND');
+    await unchanged(() => client.consumerCards.cancelUpgrade(user, again.upgradeRef), 'CARD_UPGRADE_STATUS_INVALID', 'CANCELLED');
+    await unchanged(() => client.consumerCards.cancelUpgrade(newUserId(), again.upgradeRef), 'CARD_UPGRADE_NOT_FOUND');
+    const events = await outboxEvents(svc, 'CARD_UPGRADE_STATUS_CHANGED', card.cardId);
+    assert.deepEqual(events.map((e) => [e.data.upgradeRef, e.data.status, e.data.feesRefunded]), [
+      [u.upgradeRef, 'PENDING', false], [u.upgradeRef, 'REJECTED', true],
+      [again.upgradeRef, 'PENDING', false], [again.upgradeRef, 'PRODUCING', false], [again.upgradeRef, 'CANCELLED', true],
+    ]);
   });
 
   it('ships, locks after 5 wrong codes, unlocks by operator, activates; the card spends throughout and keeps its id, PAN and balance', async () => {
@@ -153,6 +162,7 @@ describe('physical card upgrades, consumer (issue 30, D52)', () => {
     const code = shipped.activationCode!;
     assert.match(code, /^[0-9]{6}$/);
     await spend();
+    await unchanged(() => client.consumerCards.cancelUpgrade(user, u.upgradeRef), 'CARD_UPGRADE_STATUS_INVALID', 'SHIPPED');
     const wrong = code === '000000' ? '000001' : '000000';
     for (let i = 0; i < 5; i++) {
       await expectCode(client.consumerCards.activatePhysical({ externalUserId: user, cardId: card.cardId, activationCode: wrong }), 'CARD_ACTIVATION_CODE_INVALID');
@@ -167,8 +177,21 @@ describe('physical card upgrades, consumer (issue 30, D52)', () => {
     assert.deepEqual([after.cardId, after.cardMantissa, after.panFirst6, after.cardForm, after.cardProfileId, after.openUpgrade],
       [card.cardId, card.cardMantissa, card.panFirst6, 'PHYSICAL', 'sbx-visa-consumer-physical', null]);
     assert.deepEqual(await panOf(), panBefore);
+    const listed = (await client.consumerCards.list({ externalUserId: user })).result.find((c) => c.cardId === card.cardId)!;
+    assert.deepEqual([listed.cardForm, listed.openUpgrade], ['PHYSICAL', null], 'the card list shows the new form too');
     assert.deepEqual(await balanceOf(client, user, 'USDT'), { free: '52.5', freeze: '40', total: '92.5' }, '100 - 7.50 fees, 4 x 10 held');
     const statuses = (await outboxEvents(svc, 'CARD_UPGRADE_STATUS_CHANGED', card.cardId)).map((e) => e.data.status);
     assert.deepEqual(statuses, ['PENDING', 'PRODUCING', 'SHIPPED', 'ACTIVATED']);
+  });
+
+  it('concurrent upgrade requests for one card create one upgrade and take the fees once', async () => {
+    const { user, card } = await userWithCard();
+    const results = await Promise.allSettled(Array.from({ length: 6 }, () => upgrade(user, card)));
+    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+    for (const r of results) if (r.status === 'rejected') assert.equal((r.reason as { code: string }).code, 'CARD_UPGRADE_IN_PROGRESS');
+    const [{ n }] = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM card_upgrades WHERE card_id = $1', [card.cardId]);
+    assert.equal(n, 1);
+    assert.deepEqual(await balanceOf(client, user, 'USDT'), { free: '12.5', freeze: '0', total: '12.5' });
+    assert.equal((await feeMoves(user)).length, 2);
   });
 });

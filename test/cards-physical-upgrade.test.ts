@@ -256,6 +256,21 @@ describe('physical card upgrades, corporate (issue 30, D52)', () => {
     await unchanged(() => upgrade(poor.card), 'INSUFFICIENT_BALANCE');
     const poorDedicated = await freshCard({ dedicated: true, funds: '0' });
     await unchanged(() => upgrade(poorDedicated.card), 'INSUFFICIENT_BALANCE');
+    // Operator suspension (D20: a suspended subject has no capability), of the company then the employee.
+    for (const [subjectType, subjectId] of [['ORGANIZATION', world.org.organizationId], ['CUSTOMER', world.employee.customerId]] as const) {
+      await operator.suspend(subjectType, subjectId, true);
+      const suspended = await unchanged(() => upgrade(second), 'CAPABILITY_FROZEN');
+      assert.equal((suspended.data as { errorCode: string }).errorCode, 'SUSPENDED');
+      await operator.suspend(subjectType, subjectId, false);
+    }
+    // A company card whose custodian left the company: no current cardholder to send the plastic to.
+    const custodianLeft = await freshCard();
+    const custodian = await approvedEmployee(w.client, custodianLeft.world.org.organizationId);
+    await w.client.customers.updateAddress(custodian.customerId, [HOME]);
+    const companyCard = await issueCard(svc, { ...custodianLeft.world, employee: custodian }, { company: true, cardholderName: 'Acme Travel' });
+    await w.client.customers.terminate(custodian.customerId);
+    assert.equal((await w.client.cards.query(companyCard.cardId)).status, 'ACTIVE', 'the company card outlives its custodian');
+    await unchanged(() => upgrade(companyCard), 'CUSTOMER_INVALID');
     // Bad input never reaches the rules.
     await unchanged(() => w.client.cards.upgradePhysical({ cardId: second.cardId, upgradeRef: 'has space', cardProfileId: 'sbx-visa-shared-physical' }), 'DAPI_PARAM_INVALID', 'upgradeRef');
     // After all that the card still upgrades.
@@ -401,8 +416,14 @@ describe('physical card upgrades, corporate (issue 30, D52)', () => {
     const unlocked = await operator.call<CardUpgrade>('POST', '/internal/admin/v1/card-upgrades/unlock-activation', { partnerId: w.partner.partnerId, upgradeRef });
     assert.equal(unlocked.activationLocked, false);
     await expectCode(w.client.cards.activatePhysical({ cardId: card.cardId, activationCode: wrong }), 'CARD_ACTIVATION_CODE_INVALID', '4');
-    const activated = await w.client.cards.activatePhysical({ cardId: card.cardId, activationCode: code! });
+    // The activation keeps no copy of its body in the Idempotency-Key store (its hash would be a guessable copy of the code).
+    const key = ref('idem');
+    const activated = await w.client.cards.activatePhysical({ cardId: card.cardId, activationCode: code! }, { idempotencyKey: key });
     assert.equal(activated.status, 'ACTIVATED');
+    const stored = await svc.db.query('SELECT 1 FROM idempotency_keys WHERE partner_id = $1 AND idempotency_key = $2', [w.partner.partnerId, key]);
+    assert.equal(stored.length, 0, 'no Idempotency-Key entry for activate-physical');
+    // The same key again is judged afresh (no replayed answer): the card has no plastic left to activate.
+    await expectCode(w.client.cards.activatePhysical({ cardId: card.cardId, activationCode: code! }, { idempotencyKey: key }), 'CARD_UPGRADE_STATUS_INVALID');
     const after = await w.client.cards.query(card.cardId);
     assert.deepEqual([after.cardForm, after.cardProfileId, after.openUpgrade, after.status], ['PHYSICAL', 'sbx-visa-shared-physical', null, 'ACTIVE']);
     const listed = (await w.client.cards.list({ organizationId: world.org.organizationId })).result.find((c) => c.cardId === card.cardId)!;

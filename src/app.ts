@@ -503,7 +503,8 @@ const PUSH_OPERATION = {
   operationId: 'subscribePush',
   summary: 'Real-time push of your users\' balance changes, card transactions and QR payments (WebSocket)',
   description: 'A WebSocket upgrade (`GET` with `Upgrade: websocket`), authenticated before the upgrade with the four signature values signed over an empty payload, '
-    + 'as the usual headers or, for browsers, as query parameters of the same names. A refusal is an ordinary JSON envelope (401 DAPI_*, 400 DAPI_PARAM_INVALID). '
+    + 'as the usual headers or, for browsers, as query parameters of the same names. A refusal is an ordinary JSON envelope, never a 101: '
+    + '401 DAPI_*, 403 DAPI_IP_NOT_ALLOWED, 429 SYS_RATE_LIMITED, or HTTP 200 DAPI_PARAM_INVALID (like every business refusal). '
     + 'Then one PushMessage per text frame, as changes commit on any instance. `sequence` only grows (not contiguous): reconnect with `since` = the last one processed '
     + 'to receive exactly what was missed. Close codes: 4008 send buffer exceeded (reconnect with since), 4010 since too old (resync, connect without since), '
     + '4011 since ahead of the stream, 1001 shutting down. The SDK: `client.push.subscribe({ onMessage })`.',
@@ -516,7 +517,9 @@ const PUSH_OPERATION = {
   ],
   responses: {
     '101': { description: 'Switching Protocols: then one message per text frame', content: { 'application/json': { schema: pushContract.PushMessage } } },
-    '400': { description: 'DAPI_PARAM_INVALID (since, externalUserId)', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } },
-    '401': { description: 'The signature checks of every partner call (DAPI_API_KEY_INVALID, DAPI_TIMESTAMP_EXPIRED, DAPI_NONCE_REPLAYED, DAPI_SIGN_INVALID, ...)', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } },
+    '200': { description: 'Not upgraded: DAPI_PARAM_INVALID (since, externalUserId), HTTP 200 like every business refusal', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } },
+    '401': { description: 'The signature checks of every partner call (DAPI_API_KEY_INVALID, DAPI_SIGN_INVALID, DAPI_NONCE_INVALID, DAPI_NONCE_REPLAYED, DAPI_TIMESTAMP_FORMAT_ERROR, DAPI_TIMESTAMP_EXPIRED)', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } },
+    '403': { description: 'DAPI_IP_NOT_ALLOWED: the caller address is not on the API whitelist', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } },
+    '429': { description: 'SYS_RATE_LIMITED: too many requests or failed authentications from the address; retry after the seconds in Retry-After', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } },
   },
 };

@@ -292,6 +292,7 @@ describe('issue 26: a forwarded authorization always ends in one recorded decisi
         ['a transId string with a NUL', (transId) => json({ transId: `${transId}\u0000`, approved: false }), 'PARTNER_TIMEOUT', 'TRANS_ID_MISMATCH'],
         ['declineReason as a number', (transId) => json({ transId, approved: false, declineReason: 12345 }), 'PARTNER_DECLINED', null],
         ['declineReason as an object', (transId) => json({ transId, approved: false, declineReason: { code: 'NO' } }), 'PARTNER_DECLINED', null],
+        ['an answer body over 64 KiB (a 100 KB reason)', (transId) => json({ transId, approved: false, declineReason: 'X'.repeat(100 * 1024) }), 'PARTNER_TIMEOUT', 'TRANSPORT_ERROR'],
       ];
       for (const [name, bytes, reason, detail] of cases) {
         partner.answer = (r) => bytes(r.transId);
@@ -372,6 +373,7 @@ describe('issue 26: a forwarded authorization always ends in one recorded decisi
     const steps: [string, RegExp][] = [
       ['the claim on the awaited decision', /DELETE FROM auth_decisions/],
       ['the forwarding record insert', /INSERT INTO auth_forwardings/],
+      ['the authorization\'s lock', /message_type = 'AUTHORIZATION' FOR UPDATE/],
       ['the hold release posting', /ledger_post\(/],
       ['the usage given back', /velocity_usage_give_back\(/],
       ['the DECLINED record', /UPDATE card_transactions SET status/],
@@ -394,6 +396,23 @@ describe('issue 26: a forwarded authorization always ends in one recorded decisi
         assert.equal(partner.seenFor(body.networkTransactionId), 1);
       });
     }
+
+    it('once at the approval\'s one statement (claim and record): the partner\'s approval is recorded without its text, the hold stays, the retry gets the same bytes', async () => {
+      const w = await forwardingWorld();
+      partner.answer = (r) => json({ transId: r.transId, approved: true, declineReason: null });
+      const body = { networkTransactionId: ref('net'), ...purchase(w.card.cardId, '1.00') };
+      const failures = db.failures;
+      const first = await sendWhileRefusing(body, /WITH claimed AS \(\s*DELETE FROM auth_decisions/, 1);
+      assert.equal(db.failures, failures + 1, 'the fault fired');
+      assert.equal(first.t.approved, true);
+      assert.equal(first.t.status, 'PENDING');
+      assert.equal(first.t.partnerDecision?.outcome, 'APPROVED');
+      assert.equal(first.t.partnerDecision?.httpStatus, null, 'recorded without what the partner relayed');
+      assert.deepEqual(await fundsOf(w), { available: '9.00', pending: '1.00', total: '10.00' });
+      assert.equal(await forwardingsOf(first.t.transId), 1, 'the decision is recorded once');
+      assert.equal((await send(body)).text, first.text, 'a copy answers from the recorded decision');
+      assert.equal(partner.seenFor(body.networkTransactionId), 1);
+    });
 
     it('the forwarding record refused every time: answered with the stand-in, recorded by a copy that comes after the due time', async () => {
       const w = await forwardingWorld();

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import { decimal, decimalText, type CardServiceClient, type PushMessage } from '../sdk/index.ts';
+import { decimal, decimalText, type CardServiceClient, type CardServiceError, type PushMessage } from '../sdk/index.ts';
 import { closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
 
 /**
@@ -172,6 +172,25 @@ describe('real-time push /card/v1/ws (issue 11, D39)', () => {
     assert.notEqual(refused, 'open');
     assert.equal((refused as { status: number }).status, 200, 'a parameter refusal is HTTP 200 with the envelope, like every business refusal (D2)');
     assert.match((refused as { body: string }).body, /"code":"DAPI_PARAM_INVALID"/);
+  });
+
+  it('the SDK reads a refused upgrade\'s envelope: a parameter or credential refusal stops the subscription with its code (issue 26)', async () => {
+    /** The errors a subscription reports until a fatal one (or a third: it kept reconnecting). */
+    const errorsOf = (c: CardServiceClient, externalUserId?: string) => new Promise<[string, boolean][]>((resolve) => {
+      const errors: [string, boolean][] = [];
+      const sub = c.push.subscribe({
+        externalUserId, onMessage: () => {}, reconnectDelayMs: 20,
+        onError: (e, fatal) => {
+          errors.push([(e as CardServiceError).code ?? e.message, fatal]);
+          if (fatal || errors.length >= 3) {
+            sub.close();
+            resolve(errors);
+          }
+        },
+      });
+    });
+    assert.deepEqual(await errorsOf(clientA, 'x'.repeat(65)), [['DAPI_PARAM_INVALID', true]], 'HTTP 200 DAPI_PARAM_INVALID: not retried');
+    assert.deepEqual(await errorsOf(a.clientFor({ ...partner, secretKey: 'not-the-secret-key' })), [['DAPI_SIGN_INVALID', true]]);
   });
 
   it('partner isolation: another partner\'s client never receives this partner\'s messages; externalUserId filters', async () => {

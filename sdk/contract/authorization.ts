@@ -99,7 +99,10 @@ export const TransactionOut = Type.Object({
   approved: Type.Boolean(),
   status: Literals(['PENDING', 'CLEARED', 'REVERSED', 'EXPIRED', 'DECLINED', 'POSTED'], { description: 'Authorizations: PENDING, CLEARED, REVERSED, EXPIRED or DECLINED; other messages: POSTED' }),
   declineReason: Nullable(Type.String()),
-  declineDetail: Nullable(Type.String()),
+  declineDetail: Nullable(Type.String({
+    description: 'More on a decline: the subject and code of CAPABILITY_FROZEN, the rule and period of VELOCITY_LIMIT_EXCEEDED, your reason of '
+      + 'PARTNER_DECLINED when it matches [A-Z0-9_]{1,40}, why your stand-in applied for PARTNER_TIMEOUT (as partnerDecision.standInReason)',
+  })),
   amount: Money({ maxScale: 18, sign: 'positive' }),
   currency: Type.String(),
   billingAmount: Money({ maxScale: 18, sign: 'positive' }),

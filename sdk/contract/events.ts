@@ -22,7 +22,9 @@ export const EventItem = Type.Object({
   attempts: Type.Integer({ description: 'Delivery attempts so far (all cycles)' }),
   lastAttemptTime: Nullable(IsoTime),
   lastHttpStatus: Nullable(Type.Integer()),
-  lastError: Nullable(Type.String()),
+  lastError: Nullable(Type.String({
+    description: 'Why the last attempt failed, e.g. that the address dialled is not on your webhook IP whitelist (outcome BLOCKED); null when the last attempt succeeded or none was made',
+  })),
   nextAttemptTime: Nullable(IsoTime),
   deliveredTime: Nullable(IsoTime),
   failedTime: Nullable(IsoTime),

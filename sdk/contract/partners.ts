@@ -4,6 +4,12 @@ import { IsoTime, Literals, Nullable, PagingQuery } from './wire.ts';
 /** Partner settings (D13), credentials (4.1, D14) and the partner's own settings read. */
 
 const IpList = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100 });
+/** The webhook list restricts the address actually dialled for webhookUrl, like the auth list for authUrl. */
+const WebhookIpList = Type.Array(Type.String({ maxLength: 64 }), {
+  maxItems: 100,
+  description: 'Addresses or CIDR blocks webhooks may be delivered to: the address actually dialled for webhookUrl must be on it. '
+    + 'Empty: any address in sandbox, none in production. An attempt to another address is not sent (BLOCKED, retried, the event\'s lastError says why)',
+});
 const Url = Type.String({ format: 'uri', maxLength: 2048, pattern: '^https?://' });
 const PartnerIdParam = Type.String({ minLength: 1, maxLength: 20 });
 
@@ -20,7 +26,7 @@ export const PartnerFields = {
   externalPublicKey: Type.Union([Type.String({ maxLength: 4096, pattern: '^[A-Za-z0-9+/]+={0,2}$' }), Type.Null()]),
   ipWhitelist: Type.Object({
     api: Type.Optional(IpList),
-    webhook: Type.Optional(IpList),
+    webhook: Type.Optional(WebhookIpList),
     auth: Type.Optional(IpList),
     retrieval: Type.Optional(IpList),
   }),
@@ -40,7 +46,7 @@ export const PartnerView = Type.Object({
   webhookUrl: Type.Union([Type.String(), Type.Null()]),
   authUrl: Type.Union([Type.String(), Type.Null()]),
   externalPublicKey: Type.Union([Type.String(), Type.Null()]),
-  ipWhitelist: Type.Object({ api: IpList, webhook: IpList, auth: IpList, retrieval: IpList }),
+  ipWhitelist: Type.Object({ api: IpList, webhook: WebhookIpList, auth: IpList, retrieval: IpList }),
   secureCardIvMode: SecureCardIvMode,
   timeZone: Type.String({ description: 'IANA time zone of velocity periods; UTC by default' }),
   status: PartnerStatus,

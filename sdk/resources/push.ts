@@ -70,6 +70,8 @@ export class PushResource {
         },
       });
       socket = ws;
+      // A refused upgrade (docs/push.md): its envelope says why; the abort that follows is not another error.
+      let refused = false;
       ws.on('open', () => {
         delay = options.reconnectDelayMs ?? 1000;
         options.onOpen?.();
@@ -82,9 +84,11 @@ export class PushResource {
         options.onMessage({ ...message, sequence });
       });
       ws.on('unexpected-response', (_req, res: IncomingMessage) => {
+        refused = true;
         let text = '';
         res.on('data', (chunk) => (text += chunk));
-        res.on('end', () => {
+        // The body is read before the handshake is aborted (aborting first would lose it).
+        res.on('close', () => {
           let envelope: Envelope | null = null;
           try {
             envelope = parseJsonLossless(text) as Envelope;
@@ -93,17 +97,22 @@ export class PushResource {
           }
           const status = res.statusCode ?? 0;
           const error = new CardServiceError(envelope?.code ?? 'INVALID_RESPONSE', envelope?.message ?? `HTTP ${status}`, status, envelope?.data ?? null, envelope);
-          const fatal = status === 400 || status === 401 || status === 403;
+          // Credentials (401), the address (403) and a parameter (HTTP 200 DAPI_PARAM_INVALID) are
+          // refused again on every reconnection; a rate limit (429) or an outage is retried.
+          const fatal = status === 400 || status === 401 || status === 403 || envelope?.code === 'DAPI_PARAM_INVALID';
+          ws.terminate();
+          if (socket === ws) socket = null;
           report(error, fatal);
           if (fatal) closed = true;
           else retry();
         });
-        ws.terminate();
       });
-      ws.on('error', (err) => report(err, false));
+      ws.on('error', (err) => {
+        if (!refused) report(err, false);
+      });
       ws.on('close', (code, reason) => {
         if (socket === ws) socket = null;
-        if (closed) return;
+        if (closed || refused) return;
         if (FATAL_CLOSE.has(code)) {
           closed = true;
           report(new Error(`push stream closed ${code}: ${String(reason)}`), true);

@@ -66,8 +66,12 @@ export const DECISION_GRACE_MS = 5_000;
 export const DECISION_RECOVERY_INTERVAL_MS = 5_000;
 const DECISION_RECOVERY_BATCH = 100;
 const DECISION_RECOVERY_LEASE_MS = 30_000;
-/** With the runner's backoff (1 s doubling, at most 5 min) about an hour of tries before an operator is needed. */
-const DECISION_RECOVERY_MAX_ATTEMPTS = 15;
+/**
+ * Never given up (issue 26: no failure may leave a hold behind): with the runner's backoff (1 s
+ * doubling, at most 5 min) an overdue decision is tried every 5 minutes until it is recorded; the
+ * job's lag metric and alert show one that keeps failing. The bound only keeps the count an int.
+ */
+const DECISION_RECOVERY_MAX_ATTEMPTS = 1_000_000_000;
 /** A copy waiting on another instance's forwarding reads the database this often (doubling up to the max). */
 const WAIT_POLL_MS = 25;
 const WAIT_POLL_MAX_MS = 200;

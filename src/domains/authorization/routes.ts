@@ -20,7 +20,9 @@ export type AuthorizationRouteDeps = AuthorizationDeps & { config: Config; servi
 
 const DECISION_NOTE = 'A decline is a success envelope with `approved: false` and `declineReason`: CARD_BLOCKED, CARD_CANCELLED, '
   + 'CAPABILITY_FROZEN (declineDetail names the subject and code), VELOCITY_LIMIT_EXCEEDED, MCC_NOT_ALLOWED, COUNTRY_NOT_ALLOWED, '
-  + 'CURRENCY_NOT_ALLOWED, CASH_ADVANCE_NOT_ALLOWED, INSUFFICIENT_BALANCE, PARTNER_DECLINED, PARTNER_TIMEOUT. A decline changes no balance and no usage.';
+  + 'CURRENCY_NOT_ALLOWED, CASH_ADVANCE_NOT_ALLOWED, INSUFFICIENT_BALANCE, PARTNER_DECLINED, PARTNER_TIMEOUT. A decline changes no balance and no usage. '
+  + 'An authorization forwarded to your auth_url always ends in one recorded decision, never an error: a failure of the service after the funds '
+  + 'are held is your stand-in with declineDetail SERVICE_ERROR, and a decline after the hold gives the hold and the usage back.';
 const AUTHORIZE_ERRORS: ErrorCode[] = ['CARD_INVALID'];
 const SETTLE_ERRORS: ErrorCode[] = ['TRANSACTION_NOT_FOUND', 'TRANSACTION_STATUS_INVALID', 'TRANSACTION_AMOUNT_INVALID'];
 const REFUND_ERRORS: ErrorCode[] = ['CARD_INVALID', 'CURRENCY_NOT_ALLOWED', 'TRANSACTION_NOT_FOUND'];

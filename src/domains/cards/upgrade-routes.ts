@@ -24,7 +24,7 @@ export function upgradeRoutes(deps: CardDeps): RouteDef[] {
       summary: 'Upgrade an ACTIVE virtual card to a physical card; the card keeps its id, number, balance and rules',
       description: 'Checks, in order: upgradeRef unused (CARD_UPGRADE_REF_DUPLICATE); the card is yours, ACTIVE and VIRTUAL (CARD_INVALID); the profile is an ACTIVE PHYSICAL profile '
         + 'offered to you of the card\'s network, balance mode and currency (CARD_PROFILE_INVALID); card management is not frozen for the company or the employee '
-        + '(CAPABILITY_FROZEN, data.errorCode CARD_FROZEN or ACCOUNT_FROZEN); the cardholder (the employee, or the custodian of a company card) is a current employee '
+        + '(CAPABILITY_FROZEN, data.errorCode CARD_FROZEN or ACCOUNT_FROZEN, or SUSPENDED when an operator suspended the company or the employee); the cardholder (the employee, or the custodian of a company card) is a current employee '
         + '(CUSTOMER_INVALID) with approved KYC (KYC_NOT_APPROVED); the card has no open upgrade (CARD_UPGRADE_IN_PROGRESS); the cardholder has a SHIPPING_ADDRESS and a phone number '
         + '(DAPI_PARAM_INVALID naming shippingAddress or phoneNumber). The address and phone are copied into the upgrade now: later changes do not move the card. '
         + 'The profile\'s issuanceFee (CARD_PRINTING_FEE) and postalFee (CARD_POSTAL_FEE) are charged now, in the card currency, from the company pool (shared cards) or the card\'s '

@@ -10,7 +10,7 @@ export const ALERT_EMAIL_MAX = 128;
 export const ALERT_EMAILS_MAX = 10;
 /** Two currencies exist; a longer list necessarily repeats one (DAPI_PARAM_INVALID either way). */
 const BALANCE_SETTINGS_MAX = 10;
-/** 2.12 / section 8: thresholds are non-negative with at most two decimals. */
+/** Thresholds are non-negative with at most two decimals (2.12, section 8). */
 export const THRESHOLD_RULES = { maxScale: CORPORATE_SCALE, sign: 'nonNegative' } as const;
 
 const BalanceFields = {

@@ -3,16 +3,16 @@ import { Literals, Page, PagingQuery } from './wire.ts';
 
 /** Companies (D15), restrictions (section 3, D18, D19) and the ids and bounds shared with employees. */
 
-/** Corporate funding currencies (2.8, D4: two decimals). */
+/** Corporate funding currencies; their amounts have two decimals (2.8, D4). */
 export const FUNDING_CURRENCIES = ['USD', 'HKD'] as const;
 /** Section 3: the five capability codes; nothing else is a restriction (4.5 rule 4). */
 export const RESTRICTION_CODES = ['ACCOUNT_FROZEN', 'CASH_IN_FROZEN', 'CASH_OUT_FROZEN', 'PAYMENT_FROZEN', 'CARD_FROZEN'] as const;
-/** D19: who wrote a restriction. Partners write PARTNER only; operators the other three. */
+/** Who wrote a restriction (D19). Partners write PARTNER only; operators the other three. */
 export const RESTRICTION_SOURCES = ['PARTNER', 'RISK', 'REGULATORY', 'JUDICIAL'] as const;
-/** D18 merged status. */
+/** The merged status (D18). */
 export const MERGED_STATUSES = ['ACTIVE', 'TERMINATED', 'SUSPENDED', 'FROZEN', 'RESTRICTED'] as const;
 
-/** Section 8: organizationId up to 20 on organization and fund endpoints (minted ids are <= 20, D43). */
+/** organizationId: up to 20 characters on organization and fund endpoints; minted ids have at most 20 (section 8, D43). */
 export const ORGANIZATION_ID_MAX = 20;
 /** Section 8: customerId up to 36 on employee endpoints. */
 export const CUSTOMER_ID_MAX = 36;

@@ -11,9 +11,11 @@ import { ASSET_MAX_SCALE, IsoTime, Literals, Money, Nullable, Page, PagingQuery,
 // Not in the spec: D10 bounds every field.
 /** A partner's user id: 1 to 64 characters. */
 export const EXTERNAL_USER_ID_MAX = 64;
-/** Not in the spec: a partner's transfer id (externalTranId) is 1 to 64 characters. */
+// Not in the spec.
+/** A partner's transfer id (externalTranId): 1 to 64 characters. */
 export const EXTERNAL_TRAN_ID_MAX = 64;
-/** Not in the spec: remarks of movements are at most 256 characters, like the spec's other remarks. */
+// Not in the spec: like the spec's other remarks.
+/** The remark of a movement: at most 256 characters. */
 export const MOVEMENT_REMARK_MAX = 256;
 
 export const ExternalUserId = Type.String({ minLength: 1, maxLength: EXTERNAL_USER_ID_MAX, description: 'The partner\'s own user id (1-64 characters); the user is created on first use' });

@@ -71,7 +71,7 @@ export const UpdatePartnerBody = Type.Object({
   status: Type.Optional(PartnerStatus),
 });
 
-/** Issue 31: the partner's own time zone setting. */
+/** The partner's own time zone setting (issue 31). */
 export const SetTimeZoneBody = Type.Object({ timeZone: PartnerFields.timeZone });
 
 export const ListPartnersQuery = Type.Object({ ...PagingQuery });

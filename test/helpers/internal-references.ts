@@ -11,8 +11,8 @@ const INTERNAL_REFERENCES: [RegExp, string][] = [
   [/\b\d+\.\d+(?:\.\d+)?\s+rules?\s+\d/i, 'a spec rule ("4.5 rule 1")'],
   [/\b\d+\.\d+\s+(?:rules?|says|table)\b/i, 'a spec section ("2.3 rule", "4.3 says", "4.5 table")'],
   [/\bas in \d+\.\d+/i, 'a section number ("as in 5.3")'],
-  [/^\s*(?:\/\*\*|\*)?\s*\d{1,2}\.\d{1,2}\s*[:/]\s/, 'a section number opening a sentence ("4.3: credit", "2.12 / section 8")'],
-  [/\bthe \d{1,2}\.\d{1,2} (?:objects?|elements?|address(?:es)?|balances?|types?)\b/i, 'a section number naming a shape ("the 2.3 object")'],
+  [/^\s*(?:\/\*\*|\*)?\s*[1-9]\.\d{1,2}\s*[:/]\s/, 'a section number opening a sentence ("4.3: credit", "2.12 / section 8")'],
+  [/\bthe [1-9]\.\d{1,2} (?:objects?|elements?|address(?:es)?|balances?|types?)\b/i, 'a section number naming a shape ("the 2.3 object")'],
   [/\bissue\s+#?\d+/i, 'an issue number'],
 ];
 

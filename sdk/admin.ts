@@ -10,7 +10,7 @@ import type {
 
 /** Request and answer types of the admin routes, from the schemas that validate them (sdk/contract/partners.ts). */
 export type CreatePartnerInput = Static<typeof CreatePartnerBody>;
-/** Sandbox answers with apiKey and secretKey; production with null credentials (retrieved through a link, 4.1). */
+/** Sandbox answers with apiKey and secretKey; production with null credentials (retrieved through a link) (4.1). */
 export type CreatedPartner = Static<typeof CreatedPartnerSchema>;
 export type UpdatePartnerInput = Omit<Static<typeof UpdatePartnerBody>, 'partnerId'>;
 export type CredentialLinkInput = Static<typeof CredentialLinkBody>;
@@ -45,7 +45,7 @@ export interface AuditPage { entries: AuditEntry[]; next: string | null }
 export interface AuditVerification { ok: boolean; entries: number; headSeq: string; brokenAt: { seq: string; reason: string } | null }
 
 export interface AdminClientOptions {
-  /** The User-Agent sent; the audit trail labels an entry's channel by it (issue 29: `cardsvc-admin-cli` is the CLI). */
+  /** The User-Agent sent; the audit trail labels an entry's channel by it (`cardsvc-admin-cli` is the CLI) (issue 29). */
   userAgent?: string;
   /** No complete answer within this is a TIMEOUT error (default 60 s). */
   timeoutMs?: number;

@@ -3,7 +3,7 @@ import { LosslessNumber, isInteger, isSafeNumber, parse, stringify } from 'lossl
 import type { Static, TSchema } from 'typebox';
 
 /**
- * The partner SDK core: signs requests as spec 5.2-5.3 with D6, sends JSON losslessly, and turns
+ * The partner SDK core (spec 5.2-5.3, D6): signs requests, sends JSON losslessly, and turns
  * the envelope (D1) into a typed result or a CardServiceError carrying the code.
  */
 export interface ClientOptions {
@@ -259,7 +259,7 @@ export function checkClientOptions(options: ClientOptions): void {
  * The X-DAPI-SIGN of a request (5.3): lowercase hex HmacSHA256(apiKey + timestamp + nonce + payload)
  * keyed with the UTF-8 bytes of secretKey; payload is the query string after "?" (GET) or the exact
  * body text (POST). Checked against the published vectors (`card-issuing-sdk/test-vectors/signing.json`).
- * @example signatureOf({ apiKey, secretKey, timestamp: '1795305600000', nonce: '12345', payload: 'customerId=cu123' })
+ * @example signatureOf({ apiKey, secretKey, timestamp: '1795305600000', nonce: '12345', payload: 'customerId=cusmwxdk8zr9bf0f6582' })
  */
 export function signatureOf(values: { apiKey: string; secretKey: string; timestamp: string; nonce: string; payload: string }): string {
   return createHmac('sha256', Buffer.from(values.secretKey, 'utf8'))
@@ -292,7 +292,7 @@ export class SignedHttpClient {
     this.autoIdempotencyKey = options.autoIdempotencyKey ?? true;
   }
 
-  /** 5.3: lowercase hex HmacSHA256(apiKey + timestamp + nonce + payload) keyed by the secretKey's UTF-8 bytes. */
+  /** Lowercase hex HmacSHA256(apiKey + timestamp + nonce + payload) keyed by the secretKey's UTF-8 bytes (5.3). */
   sign(timestamp: string, nonce: string, payload: string): string {
     return signatureOf({ apiKey: this.apiKey, secretKey: this.secretKey, timestamp, nonce, payload });
   }

@@ -27,7 +27,7 @@ describe('request authentication (5.2-5.4, D5-D7)', () => {
 
   it('the SDK signs the worked example of docs/api-guide.md', () => {
     const sdk = new Client({ baseUrl: 'http://x', apiKey: '0123456789abcdef0123456789abcdef', secretKey: 'ABCDEFGHIJKLMNOPQRSTUVWXYZ012345' });
-    assert.equal(sdk.http.sign('1795305600000', '12345', 'customerId=cu123'), 'b69f72d61bda1068467efc196bdf615355e240b52e3c45110e456fc01599bd25');
+    assert.equal(sdk.http.sign('1795305600000', '12345', 'customerId=cusmwxdk8zr9bf0f6582'), 'e6e6316c06f97cd7045f7d2280467fb443893788d1e6807977de08030a664d07');
   });
 
   it('when every header is right, then the call succeeds (control)', async () => {

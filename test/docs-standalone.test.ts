@@ -4,34 +4,16 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { ERROR_CATALOG } from '../src/platform/errors.ts';
+import { internalReferences } from './helpers/internal-references.ts';
 
 /**
  * Issue 32, item 6: the repository stands alone. What a partner reads (the API reference, the error
  * messages, the READMEs) speaks the partner's language: no internal decision numbers ("D23"),
  * spec section numbers ("4.5 rule 1", "(2.12)") or issue numbers; those stay in code comments,
- * tests and docs/decisions.md. And no markdown link points outside the repository.
+ * tests and docs/decisions.md (the detector: test/helpers/internal-references.ts). And no markdown
+ * link points outside the repository.
  */
 const ROOT = path.resolve(import.meta.dirname, '..');
-
-const INTERNAL_REFERENCES: [RegExp, string][] = [
-  [/\bD\d{1,3}\b/, 'a decision number (D23)'],
-  [/\b(?:spec|sections?)\s+\d/i, 'a spec section ("spec 5.3", "section 3")'],
-  [/\(\s*\d+\.\d+/, 'a section number in parentheses ("(2.12)")'],
-  [/\b\d+\.\d+(?:\.\d+)?\s+rules?\s+\d/i, 'a spec rule ("4.5 rule 1")'],
-  [/\b\d+\.\d+\s+(?:rules?|says|table)\b/i, 'a spec section ("2.3 rule", "4.3 says", "4.5 table")'],
-  [/\bas in \d+\.\d+/i, 'a section number ("as in 5.3")'],
-  [/\bissue\s+#?\d+/i, 'an issue number'],
-];
-
-/** The internal references in a partner-facing text, as `what: …snippet…`. */
-export function internalReferences(text: string): string[] {
-  const found: string[] = [];
-  for (const [pattern, what] of INTERNAL_REFERENCES) {
-    const m = pattern.exec(text);
-    if (m) found.push(`${what}: …${text.slice(Math.max(0, m.index - 40), m.index + m[0].length + 20)}…`);
-  }
-  return found;
-}
 
 /**
  * The partner guides: what a partner developer reads next to the OpenAPI document. Operator and
@@ -99,10 +81,11 @@ describe('the repository stands alone (issue 32)', () => {
   });
 
   it('the detector finds each kind of internal reference (negative control)', () => {
-    for (const text of ['Apply for a card (D23, D44)', 'Replace the name (4.5 rule 1)', 'Set alerts (2.12)', 'signed as in 5.3', 'see spec 5.2', 'since issue 14', '| 2.3 rule | How |', 'codes (4.3 says "not shown")', 'the 4.5 table']) {
+    for (const text of ['Apply for a card (D23, D44)', 'Replace the name (4.5 rule 1)', 'Set alerts (2.12)', 'signed as in 5.3', 'see spec 5.2', 'since issue 14', '| 2.3 rule | How |', 'codes (4.3 says "not shown")', 'the 4.5 table',
+      '/** 4.3: credit and debit share one body. */', ' * 2.12 / section 8: thresholds', 'balance (the 2.3 object)']) {
       assert.ok(internalReferences(text).length > 0, text);
     }
-    for (const text of ['Apply for a virtual card', 'at most 2 decimal places', 'AES-256-GCM, 3DS', 'TLS 1.3 only']) {
+    for (const text of ['Apply for a virtual card', 'at most 2 decimal places', 'AES-256-GCM, 3DS', 'TLS 1.3 only', '12.50: the amount', 'the 12.50 balance is exact']) {
       assert.deepEqual(internalReferences(text), [], text);
     }
   });

@@ -1,6 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { downUrl, WebhookReceiver } from './helpers/webhook-receiver.ts';
 import { deliverDueEvents } from '../src/domains/events/testing.ts';
@@ -129,5 +132,70 @@ describe('test webhook and webhook signing secret (issue 14)', () => {
     const rows = await svc.db.query<{ secretEnc: string }>('SELECT secret_enc AS "secretEnc" FROM partner_webhook_secrets');
     assert.ok(rows.length > 0);
     for (const row of rows) assert.ok(!row.secretEnc.includes(webhookSecret.slice(6)));
+  });
+
+  it("the SDK README's raw-body recipes verify real deliveries: Fastify with a Buffer parser, a fetch Request handler (Next.js); a parsed body is RAW_BODY_REQUIRED (issue 32)", async () => {
+    const verified: string[] = [];
+    const refusals: string[] = [];
+    // Fastify, as in sdk/README.md "Receiving webhooks": the default JSON parser outside, a Buffer parser in the webhook's scope.
+    const fastify = Fastify();
+    let fastifyPartner = { apiKey: '', secretKey: '' };
+    fastify.register(async (scope) => {
+      scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+      scope.post('/webhooks/cards', async (req) => {
+        const event = verifyWebhook({ ...fastifyPartner, headers: req.headers, body: req.body as Buffer });
+        verified.push(`fastify ${event.eventId}`);
+        return { ok: true };
+      });
+    });
+    // The usual mistake: the body the framework already parsed.
+    fastify.post('/webhooks/parsed', async (req, reply) => {
+      try {
+        verifyWebhook({ ...fastifyPartner, headers: req.headers, body: req.body as unknown as string });
+      } catch (err) {
+        if (err instanceof WebhookVerificationError) refusals.push(`${err.code}: ${err.message}`);
+      }
+      return reply.code(400).send({ ok: false });
+    });
+    await fastify.listen({ port: 0, host: '127.0.0.1' });
+    const fastifyBase = `http://127.0.0.1:${(fastify.server.address() as AddressInfo).port}`;
+
+    // Next.js app router: a route handler gets a fetch Request; node:http stands in for the framework.
+    let nextPartner = { apiKey: '', secretKey: '' };
+    async function POST(request: Request): Promise<Response> {
+      const event = verifyWebhook({ ...nextPartner, headers: request.headers, body: await request.text() });
+      verified.push(`next ${event.eventId}`);
+      return new Response(null, { status: 200 });
+    }
+    const next = http.createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const headers = new Headers(Object.entries(req.headers).flatMap(([k, v]) => (typeof v === 'string' ? [[k, v] as [string, string]] : [])));
+      const answer = await POST(new Request(`http://127.0.0.1${req.url}`, { method: 'POST', headers, body: Buffer.concat(chunks) })).catch(() => new Response(null, { status: 500 }));
+      res.writeHead(answer.status).end();
+    });
+    await new Promise<void>((resolve) => next.listen(0, '127.0.0.1', resolve));
+    try {
+      const viaFastify = await svc.newPartner({ webhookUrl: `${fastifyBase}/webhooks/cards` });
+      fastifyPartner = { apiKey: viaFastify.partner.apiKey!, secretKey: viaFastify.partner.secretKey! };
+      const one = await viaFastify.client.events.sendTest();
+      assert.equal(one.status, 'DELIVERED', JSON.stringify(one.attemptLog));
+
+      const viaNext = await svc.newPartner({ webhookUrl: `http://127.0.0.1:${(next.address() as AddressInfo).port}/api/webhooks` });
+      nextPartner = { apiKey: viaNext.partner.apiKey!, secretKey: viaNext.partner.secretKey! };
+      const two = await viaNext.client.events.sendTest();
+      assert.equal(two.status, 'DELIVERED', JSON.stringify(two.attemptLog));
+      assert.deepEqual(verified, [`fastify ${one.eventId}`, `next ${two.eventId}`]);
+
+      const parsed = await svc.newPartner({ webhookUrl: `${fastifyBase}/webhooks/parsed` });
+      fastifyPartner = { apiKey: parsed.partner.apiKey!, secretKey: parsed.partner.secretKey! };
+      const three = await parsed.client.events.sendTest();
+      assert.notEqual(three.status, 'DELIVERED');
+      assert.equal(refusals.length, 1);
+      assert.match(refusals[0], /^RAW_BODY_REQUIRED: body is a parsed object: pass the raw body/);
+    } finally {
+      await fastify.close();
+      next.close();
+    }
   });
 });

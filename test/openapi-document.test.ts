@@ -1,8 +1,33 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { WEBHOOK_EVENTS } from '../sdk/contract/webhooks.ts';
+
+/**
+ * Issue 32, item 7: the shape of an id the service mints, by field name: its prefix, 8 base-36
+ * characters of time, hex up to 20 characters in all. A field with several prefixes takes any.
+ */
+const MINTED_PREFIXES: Record<string, string[]> = {
+  organizationId: ['org'], customerId: ['cus'], custodianCustomerId: ['cus'], subjectId: ['org', 'cus', 'cd', 'mu'],
+  cardId: ['cd'], cardApplyId: ['ca'], transId: ['tx'], originalTransId: ['tx'], eventId: ['ev'], partnerId: ['pt'],
+  ruleId: ['vr'], transferId: ['tf'], transactionId: ['am'], orderId: ['qr'], networkKeyId: ['nk'], operatorId: ['op_'],
+};
+const mintedShape = (prefix: string) => new RegExp(`^${prefix}[0-9a-z]{8}[0-9a-f]{${20 - prefix.length - 8}}$`);
+
+/** Every string field of an example with a minted-id name, as `pointer: field=value`, with the value. */
+function mintedIdsIn(node: unknown, pointer: string): { where: string; field: string; value: string }[] {
+  if (Array.isArray(node)) return node.flatMap((item, i) => mintedIdsIn(item, `${pointer}/${i}`));
+  if (node === null || typeof node !== 'object') return [];
+  return Object.entries(node).flatMap(([key, value]) => typeof value === 'string' && key in MINTED_PREFIXES
+    ? [{ where: `${pointer}/${key}`, field: key, value }]
+    : mintedIdsIn(value, `${pointer}/${key}`));
+}
+const badIds = (found: { where: string; field: string; value: string }[]) => found
+  .filter(({ field, value }) => !MINTED_PREFIXES[field].some((prefix) => mintedShape(prefix).test(value)))
+  .map(({ where, value }) => `${where} = ${value}`);
 
 /**
  * Issue 14, item 3: the OpenAPI document is linted by a real linter (Redocly, `recommended`
@@ -125,5 +150,33 @@ describe('OpenAPI document (issue 14)', () => {
     assert.equal(doc.tags.at(-1).name, 'Admin');
     assert.equal(doc.tags[0].name, 'Partner');
     assert.doesNotMatch(doc.info.description, /docs\/api-guide\.md/);
+  });
+
+  it('request and webhook examples carry ids of the shapes the service mints and card profiles that exist (issue 32)', async () => {
+    // The table above is what the service mints: every such field of the recorded real answers has its shape.
+    const recorded = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '..', 'src', 'openapi-examples.json'), 'utf8'));
+    const real = mintedIdsIn(Object.fromEntries(Object.entries(recorded).map(([k, v]) => [k, (v as { success?: unknown }).success])), '');
+    assert.ok(new Set(real.map((r) => r.field)).size >= 12, `fields seen in real answers: ${[...new Set(real.map((r) => r.field))]}`);
+    assert.deepEqual(badIds(real), [], 'the table of minted shapes matches the real answers');
+
+    const examples = [
+      ...operations().filter((o) => o.op.requestBody).map((o) => ({ where: `${o.method.toUpperCase()} ${o.path}`, value: o.op.requestBody.content['application/json'].example })),
+      ...Object.entries(doc.webhooks as Record<string, any>).map(([type, hook]) => ({ where: `webhook ${type}`, value: hook.post.requestBody.content['application/json'].example })),
+    ];
+    const found = examples.flatMap((e) => mintedIdsIn(e.value, e.where));
+    assert.ok(found.length > 50, `ids in request examples: ${found.length}`);
+    assert.deepEqual(badIds(found), [], 'an example id the service could have minted');
+    assert.deepEqual(badIds([{ where: 'negative control', field: 'cardId', value: 'cdmiabc123def456789' }]), ['negative control = cdmiabc123def456789']);
+
+    // Card profiles in examples are ones the sandbox offers.
+    const { client } = await svc.newPartner();
+    const offered = new Set([
+      ...(await client.cards.listProfiles({ pageSize: 100 })).result.map((p) => p.cardProfileId),
+      ...(await client.consumerCards.listProfiles()).result.map((p) => p.cardProfileId),
+    ].filter((id) => id.startsWith('sbx-')));
+    assert.ok(offered.size >= 4, [...offered].join(', '));
+    const profiles = examples.flatMap((e) => JSON.stringify(e.value ?? null).match(/"cardProfileId":"[^"]*"/g)?.map((m) => `${e.where}: ${m.slice(17, -1)}`) ?? []);
+    assert.ok(profiles.length >= 3, profiles.join('; '));
+    assert.deepEqual(profiles.filter((p) => !offered.has(p.split(': ')[1])), [], 'profiles the sandbox does not offer');
   });
 });

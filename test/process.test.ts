@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { cleanEnv, MAIN_JS, ROOT } from './helpers/compiled-service.ts';
 import { seedDataDir } from './helpers/template.ts';
+import { missingTool } from './helpers/tools.ts';
 
 const MAIN = [process.execPath, [MAIN_JS]] as const;
 
@@ -81,6 +82,38 @@ describe('the service process', () => {
       assert.ok(!out.split('\n').some((l) => l.startsWith('{')), 'no JSON lines');
       assert.match(out, /^ADMIN_TOKEN=[0-9a-f]{48}$/m);
       child.kill('SIGTERM');
+      assert.equal(await exited, 0);
+    } finally {
+      child.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  // util-linux's script(1) (Debian's essential bsdutils) runs the service on a pseudo-terminal: what `npm start` gets in a terminal.
+  const hasScript = spawnSync('script', ['--version']).status === 0;
+  it('on a terminal, without LOG_FORMAT, the log is readable coloured lines (issue 32)', { skip: missingTool(hasScript ? null : 'script(1) is not on this machine') }, async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'cardsvc-tty-'));
+    seedDataDir(dataDir);
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const env = cleanEnv({ DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' });
+    delete env.LOG_FORMAT;
+    const child = spawn('script', ['-qfec', `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(MAIN_JS)} serve`, '/dev/null'], { cwd: ROOT, env });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (out += c));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      for (let i = 0; i < 300 && !out.includes('service started'); i++) await new Promise((r) => setTimeout(r, 200));
+      const lines = out.replace(/\r/g, '').split('\n');
+      const started = lines.find((l) => l.includes('service started'));
+      assert.ok(started, out);
+      assert.match(started, /\x1b\[3\dm/, 'coloured for the terminal');
+      assert.match(started.replace(/\x1b\[[0-9;]*m/g, ''), /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO.*: service started$/, 'time, level, message');
+      assert.ok(!lines.some((l) => l.startsWith('{')), 'no JSON lines');
+      // Stop the service itself (script(1) would kill it): its pid is script's child.
+      const pid = Number(spawnSync('ps', ['--ppid', String(child.pid), '-o', 'pid='], { encoding: 'utf8' }).stdout.trim());
+      assert.ok(pid > 0, 'the service process under script(1)');
+      process.kill(pid, 'SIGTERM');
       assert.equal(await exited, 0);
     } finally {
       child.kill('SIGKILL');

@@ -3,6 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
 import { CardServiceClient, CardServiceError } from '../sdk/index.ts';
 
 /**
@@ -10,7 +13,39 @@ import { CardServiceClient, CardServiceError } from '../sdk/index.ts';
  * 5xx on idempotent calls (the same Idempotency-Key on every attempt of a POST), and every failure a
  * CardServiceError with code, message, HTTP status and request id. Against a scripted HTTP server.
  */
-interface Seen { method: string; url: string; idempotencyKey: string | undefined; nonce: string | undefined }
+interface Seen { method: string; url: string; idempotencyKey: string | undefined; nonce: string | undefined; probe: string | undefined }
+
+const RESOURCES = path.resolve(import.meta.dirname, '..', 'sdk', 'resources');
+
+/** A public method of a resource class as declared: its parameters' names, type texts and optionality. */
+interface DeclaredMethod { className: string; name: string; params: { name: string; type: string; optional: boolean }[] }
+
+/** Every public method of every resource class in sdk/resources/, read from the source (syntax only). */
+function declaredResourceMethods(): DeclaredMethod[] {
+  const methods: DeclaredMethod[] = [];
+  for (const file of readdirSync(RESOURCES).filter((f) => f.endsWith('.ts'))) {
+    const source = ts.createSourceFile(file, readFileSync(path.join(RESOURCES, file), 'utf8'), ts.ScriptTarget.ES2022, true);
+    for (const node of source.statements) {
+      if (!ts.isClassDeclaration(node) || !node.name || !/Resource$/.test(node.name.text)) continue;
+      for (const member of node.members) {
+        if (!ts.isMethodDeclaration(member) || !ts.isIdentifier(member.name)) continue;
+        const modifiers = ts.getModifiers(member) ?? [];
+        if (modifiers.some((m) => m.kind === ts.SyntaxKind.PrivateKeyword || m.kind === ts.SyntaxKind.StaticKeyword)) continue;
+        methods.push({
+          className: node.name.text,
+          name: member.name.text,
+          params: member.parameters.map((p) => ({
+            name: p.name.getText(source), type: p.type?.getText(source) ?? '', optional: p.questionToken !== undefined || p.initializer !== undefined,
+          })),
+        });
+      }
+    }
+  }
+  return methods;
+}
+
+/** The one method that is not a request: a long-lived WebSocket subscription with options of its own. */
+const NOT_A_REQUEST = new Set(['PushResource.subscribe']);
 
 describe('SDK transport: timeout, retries, errors (issue 14)', () => {
   let server: http.Server;
@@ -30,7 +65,10 @@ describe('SDK transport: timeout, retries, errors (issue 14)', () => {
       req.resume();
       req.on('end', () => {
         const n = seen.length;
-        seen.push({ method: req.method!, url: req.url!, idempotencyKey: req.headers['idempotency-key'] as string | undefined, nonce: req.headers['x-dapi-nonce'] as string | undefined });
+        seen.push({
+          method: req.method!, url: req.url!, idempotencyKey: req.headers['idempotency-key'] as string | undefined,
+          nonce: req.headers['x-dapi-nonce'] as string | undefined, probe: req.headers['x-probe'] as string | undefined,
+        });
         const answer = script[Math.min(n, script.length - 1)];
         if (answer.status === 0) return; // never answers (a timeout)
         res.writeHead(answer.status, { 'content-type': 'application/json', 'x-request-id': `req-${n}`, ...answer.headers });
@@ -117,5 +155,70 @@ describe('SDK transport: timeout, retries, errors (issue 14)', () => {
     assert.ok(down instanceof CardServiceError, String(down));
     assert.ok(['NETWORK_ERROR'].includes(down.code));
     assert.equal(down.requestId, null);
+  });
+
+  it('every resource method takes per-call options as its last parameter, and they reach the request (issue 32)', async () => {
+    const declared = declaredResourceMethods();
+    assert.ok(declared.length > 90, `resource methods found: ${declared.length}`);
+    const withoutOptions = declared
+      .filter((m) => !NOT_A_REQUEST.has(`${m.className}.${m.name}`))
+      .filter((m) => { const last = m.params.at(-1); return !(last && last.name === 'options' && last.type === 'CallOptions' && last.optional); })
+      .map((m) => `${m.className}.${m.name}(${m.params.map((p) => `${p.name}: ${p.type}`).join(', ')})`);
+    assert.deepEqual(withoutOptions, [], 'the last parameter must be `options?: CallOptions`');
+
+    // Each method called with its options last: the unsigned header and the POST's Idempotency-Key arrive.
+    const sdk = client({ maxRetries: 0 });
+    const resources = new Map(Object.values(sdk).filter((r) => r !== sdk.http).map((r) => [(r as object).constructor.name, r as Record<string, (...args: unknown[]) => unknown>]));
+    const missing: string[] = [];
+    let called = 0;
+    for (const m of declared.filter((d) => !NOT_A_REQUEST.has(`${d.className}.${d.name}`))) {
+      const resource = resources.get(m.className);
+      assert.ok(resource, `client has no ${m.className}`);
+      const id = `${m.className}.${m.name}`;
+      // Plausible arguments by declared type: a string, the first literal of a union, else an object.
+      const args = m.params.slice(0, -1).map((p) => p.type === 'string' ? 'probe' : /^'[^']*'/.test(p.type) ? /^'([^']*)'/.exec(p.type)![1] : p.type === 'string[]' ? ['probe'] : {});
+      reset([ok({ page: 1, pageSize: 100, total: 0, result: [] })]);
+      const result = resource[m.name](...args, { headers: { 'x-probe': id }, idempotencyKey: `key-${id}`, maxRetries: 0 });
+      if (result && typeof (result as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function') await (result as AsyncIterator<unknown>).next();
+      else await result;
+      called++;
+      const request = seen[0];
+      if (request?.probe !== id) missing.push(`${id}: header not sent`);
+      else if (request.method === 'POST' && request.idempotencyKey !== `key-${id}`) missing.push(`${id}: Idempotency-Key ${request.idempotencyKey}`);
+    }
+    assert.equal(called, declared.length - NOT_A_REQUEST.size);
+    assert.deepEqual(missing, [], 'per-call options must reach the request');
+  });
+
+  it("the SDK README's table of methods lists every resource method with the parameters it declares (issue 32)", () => {
+    const readme = readFileSync(path.resolve(RESOURCES, '..', 'README.md'), 'utf8');
+    const table = readme.split('## Methods and routes')[1];
+    assert.ok(table, 'the README has its table of methods');
+    const rows = table.split('\n').filter((l) => l.startsWith('| `'));
+    const sdk = client();
+    const propertyOf = new Map(Object.entries(sdk).filter(([, r]) => r !== sdk.http).map(([name, r]) => [(r as object).constructor.name, name]));
+    const declared = new Map(declaredResourceMethods().map((m) => [`${propertyOf.get(m.className)}.${m.name}`,
+      m.params.filter((p, i) => !(i === m.params.length - 1 && p.type === 'CallOptions')).map((p) => p.name)]));
+    // `cards.block(cardId)` / `unblock` / `cancel`: a full mention, then names of the same resource.
+    const mentioned = new Map<string, string[] | null>();
+    for (const row of rows) {
+      const cell = row.split(' | ')[0];
+      let resource = '';
+      for (const [, name, args] of cell.matchAll(/`([a-zA-Z.]+)(?:\(([^)]*)\))?`/g)) {
+        const full = name.includes('.') ? name : `${resource}.${name}`;
+        resource = full.split('.')[0];
+        mentioned.set(full, args === undefined ? null : args.split(',').map((a) => a.trim()).filter(Boolean).map((a) => (a.startsWith('{') ? 'params' : a.replace(/\?$/, ''))));
+      }
+    }
+    const wrong: string[] = [];
+    for (const [name, args] of mentioned) {
+      if (name.startsWith('AdminClient.') || name === '.createAuthUrlHandler' || name.startsWith('createAuthUrlHandler')) continue;
+      if (!declared.has(name)) wrong.push(`${name}: no such method`);
+      else if (args && args.join(', ') !== declared.get(name)!.join(', ')) wrong.push(`${name}(${args.join(', ')}) is declared (${declared.get(name)!.join(', ')})`);
+    }
+    // The iterators (listAll, ...) are listed under "Lists" instead.
+    const iterators = new Set([...readme.matchAll(/`([a-zA-Z]+\.[a-zA-Z]+)\(\)`/g)].map((m) => m[1]));
+    for (const name of declared.keys()) if (!mentioned.has(name) && !iterators.has(name)) wrong.push(`${name}: not in the README`);
+    assert.deepEqual(wrong, []);
   });
 });

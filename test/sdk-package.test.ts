@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { internalReferences } from './helpers/internal-references.ts';
 
 /**
  * Issue 14, item 2: the SDK is a package. It is compiled, packed with `npm pack`, installed into an
@@ -53,6 +54,7 @@ try { new CardServiceClient({ baseUrl: BASE_URL, apiKey: undefined, secretKey: S
   out.noKey = { isSdkError: err instanceof CardServiceError, code: err.code, message: err.message };
 }
 try { new CardServiceClient({ apiKey: API_KEY, secretKey: SECRET_KEY }); } catch (err) { out.noUrl = { code: err.code, message: err.message }; }
+try { new CardServiceClient({ baseUrl: BASE_URL, apiKey: API_KEY, secretKey: '' }); } catch (err) { out.noSecret = { code: err.code, message: err.message }; }
 try { verifyWebhook({ apiKey: API_KEY, secretKey: SECRET_KEY, headers: {}, body: { eventId: 'x' } }); } catch (err) {
   out.parsedBody = { isWebhookError: err instanceof WebhookVerificationError, code: err.code, message: err.message };
 }
@@ -63,7 +65,7 @@ try { await down.partner.settings(); } catch (err) {
 const silent = net.createServer(() => {}).listen(0, '127.0.0.1');
 await new Promise((r) => silent.once('listening', r));
 const slow = new CardServiceClient({ baseUrl: 'http://127.0.0.1:' + silent.address().port, apiKey: API_KEY, secretKey: SECRET_KEY, maxRetries: 0 });
-try { await slow.partner.settings({ timeoutMs: 200 }); } catch (err) { out.slow = { code: err.code, isSdkError: err instanceof CardServiceError }; }
+try { await slow.partner.settings({ timeoutMs: 200 }); } catch (err) { out.slow = { code: err.code, isSdkError: err instanceof CardServiceError, message: err.message }; }
 silent.close();
 out.depositOk = deposit !== undefined;
 console.log(JSON.stringify(out));
@@ -157,6 +159,24 @@ describe('SDK as an installable package (issues 14, 32)', () => {
       }
       assert.doesNotMatch(listing, /package\/client\.ts|node_modules/, 'only the build, no sources');
 
+      // What a partner's editor shows (the declarations' doc comments), the README and the published
+      // vectors speak the partner's language: no decision, section or issue numbers (issue 32, item 6).
+      const unpacked = path.join(dir, 'unpacked');
+      mkdirSync(unpacked);
+      await run('tar', ['-xzf', path.join(dir, sdkTarball), '-C', unpacked]);
+      const shipped = (await run('tar', ['-tzf', path.join(dir, sdkTarball)])).stdout.split('\n')
+        .filter((f) => /\.d\.ts$|README\.md$|\.json$/.test(f) && !f.endsWith('package.json'));
+      assert.ok(shipped.filter((f) => f.endsWith('.d.ts')).length > 40, `declarations: ${shipped.length}`);
+      const cited: string[] = [];
+      for (const file of shipped) {
+        readFileSync(path.join(unpacked, file), 'utf8').split('\n').forEach((line, i) => {
+          // Declarations: their doc comments; the README and the vectors: every line.
+          if (file.endsWith('.d.ts') && !/^\s*(?:\/\*\*|\*)/.test(line)) return;
+          for (const r of internalReferences(line)) cited.push(`${file}:${i + 1}: ${r}`);
+        });
+      }
+      assert.deepEqual(cited, [], 'the package cites internal numbers; the build drops "(D9)"-style parentheses (sdk/build.mjs): rephrase the rest');
+
       const closedPort = await new Promise<number>((resolve) => {
         const server = net.createServer().listen(0, '127.0.0.1', () => {
           const { port } = server.address() as net.AddressInfo;
@@ -195,11 +215,16 @@ describe('SDK as an installable package (issues 14, 32)', () => {
         assert.match(out.noKey.message, /option apiKey is missing/);
         assert.equal(out.noUrl.code, 'INVALID_OPTIONS');
         assert.match(out.noUrl.message, /option baseUrl is missing/);
+        assert.equal(out.noSecret.code, 'INVALID_OPTIONS');
+        assert.match(out.noSecret.message, /option secretKey is missing/);
         assert.equal(out.parsedBody.isWebhookError, true);
         assert.equal(out.parsedBody.code, 'RAW_BODY_REQUIRED');
         assert.match(out.parsedBody.message, /raw body/);
         assert.deepEqual(out.down, { isSdkError: true, code: 'NETWORK_ERROR', httpStatus: 0, attempts: 2 });
-        assert.deepEqual(out.slow, { code: 'TIMEOUT', isSdkError: true }, 'the per-call timeoutMs applies');
+        assert.equal(out.slow.code, 'TIMEOUT');
+        assert.equal(out.slow.isSdkError, true);
+        // The client's own deadline is 30 s: only the per-call one says 200 ms.
+        assert.match(out.slow.message, /within 200 ms/, 'the per-call timeoutMs applies');
 
         // TypeScript: type-checked against the declarations this module system resolves, then compiled and run.
         writeFileSync(path.join(app, 'typed.ts'), TYPED_SCRIPT);

@@ -52,7 +52,7 @@ describe('published signing vectors (issue 31)', () => {
       assert.equal(signatureOf({ apiKey, secretKey, timestamp: v.timestamp, nonce: v.nonce, payload: v.payload }), v.signature, v.name);
       assert.equal(client.http.sign(v.timestamp, v.nonce, v.payload), v.signature, v.name);
     }
-    assert.equal(encodeQuery({ customerId: 'cu123' }), byName('get-with-query').payload);
+    assert.equal(encodeQuery({ customerId: 'cusmwxdk8zr9bf0f6582' }), byName('get-with-query').payload);
     assert.equal(encodeQuery({ status: 'FAILED', pageSize: 50, startTime: '2026-11-01T00:00:00.000Z', page: 2 }), byName('get-query-encoded-unsorted').payload);
     assert.equal(stringifyJsonLossless({ cardId: 'cdmwxdk8zr3fa53eaf45', remark: 'lost' }), byName('post-key-order-a').payload);
     assert.equal(stringifyJsonLossless({ remark: 'lost', cardId: 'cdmwxdk8zr3fa53eaf45' }), byName('post-key-order-b').payload);

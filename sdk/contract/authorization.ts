@@ -42,7 +42,7 @@ const purchaseFields = {
   channel: Channel,
 };
 
-/** D40 simulate/authorization. */
+/** Sandbox simulate/authorization (D40). */
 export const SimulateAuthorizationBody = Type.Object({ cardId: CardId, ...purchaseFields });
 export const NetworkAuthorizationBody = Type.Object({
   networkTransactionId: NetworkTransactionId,
@@ -51,7 +51,7 @@ export const NetworkAuthorizationBody = Type.Object({
   transactionTime: Type.Optional(IsoTime),
 });
 
-/** D40 simulate/clearing and simulate/reversal: the authorization and the amount in its billing currency. */
+/** Sandbox simulate/clearing and simulate/reversal (D40): the authorization and the amount in its billing currency. */
 export const SimulateSettleBody = Type.Object({ transId: TransId, amount: Money({ maxScale: 2, sign: 'positive' }) });
 /** Sandbox simulate/expiry (issue 26): the PENDING authorization whose hold expires now. */
 export const SimulateExpiryBody = Type.Object({ transId: Type.String({ ...TransId, description: 'A PENDING authorization of yours (its transId)' }) });
@@ -61,7 +61,7 @@ export const NetworkSettleBody = Type.Object({
   amount: Money({ maxScale: 2, sign: 'positive' }, { description: 'In the billing currency of the authorization' }),
 });
 
-/** D40 simulate/refund: a credit to the card, optionally naming the purchase it returns. */
+/** Sandbox simulate/refund (D40): a credit to the card, optionally naming the purchase it returns. */
 const refundFields = {
   cardId: CardId,
   amount: AnyAmount,

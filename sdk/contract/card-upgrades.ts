@@ -23,7 +23,7 @@ export const ActivationCode = Type.String({ pattern: '^[0-9]{6}$', description: 
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max, pattern: '^[^\\u0000-\\u001f\\u007f]*$' });
 
 const { addressType: _addressType, ...addressFields } = AddressBody.properties;
-/** A delivery address as given on the consumer upgrade: the 2.7 address element (addressType optional). */
+/** A delivery address as given on the consumer upgrade: an address element of the employee's addresses, addressType optional (2.7). */
 export const ShippingAddressBody = Type.Object({
   ...addressFields,
   addressType: Type.Optional(Type.Literal('SHIPPING_ADDRESS')),

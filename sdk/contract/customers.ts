@@ -7,15 +7,16 @@ import { Page, PagingQuery } from './wire.ts';
 
 /** Employees (D16), their addresses (2.7) and KYC status (D17). */
 
-/** Section 8 / 4.5: name parts up to 64; letters, digits and spaces (at least one letter or digit). */
+/** Name parts up to 64 characters; letters, digits and spaces, at least one letter or digit (section 8, 4.5). */
 export const NAME_MAX = 64;
 const NAME_PATTERN = '^(?=.*[\\p{L}\\p{N}])[\\p{L}\\p{M}\\p{N} ]+$';
 const MIDDLE_NAME_PATTERN = '^[\\p{L}\\p{M}\\p{N} ]*$';
-/** 4.5: up to 15 digits, local number without country code or "+"; at least 4 (shortest real numbers). */
+/** Up to 15 digits, the local number without country code or "+"; at least 4, the shortest real numbers (4.5). */
 export const PHONE_PATTERN = '^[0-9]{4,15}$';
-/** Section 8: email up to 128. */
+/** An email address: up to 128 characters (section 8). */
 export const EMAIL_MAX = 128;
-/** Not in the spec (docs: Decisions): address part bounds. */
+// Not in the spec (docs/decisions.md).
+/** Bounds of the address parts. */
 export const ADDRESS_LINE_MAX = 128;
 export const CITY_MAX = 64;
 export const STATE_MAX = 64;

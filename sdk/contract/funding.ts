@@ -4,13 +4,14 @@ import { CORPORATE_SCALE, IsoTime, Money, Page, PagingQuery } from './wire.ts';
 
 /** Company funds (D29, D48): pool and dedicated card balances, the pool statement, low-balance alerts (2.12, D41). */
 
-/** Section 8: alert mailboxes up to 128 characters. */
+/** Alert mailboxes: up to 128 characters each (section 8). */
 export const ALERT_EMAIL_MAX = 128;
-/** Not in the spec: at most this many alert mailboxes per company. */
+// Not in the spec.
+/** At most this many alert mailboxes per company. */
 export const ALERT_EMAILS_MAX = 10;
 /** Two currencies exist; a longer list necessarily repeats one (DAPI_PARAM_INVALID either way). */
 const BALANCE_SETTINGS_MAX = 10;
-/** 2.12 / section 8: thresholds are non-negative with at most two decimals. */
+/** Thresholds are non-negative with at most two decimals (2.12, section 8). */
 export const THRESHOLD_RULES = { maxScale: CORPORATE_SCALE, sign: 'nonNegative' } as const;
 
 const BalanceFields = {

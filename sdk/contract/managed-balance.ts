@@ -8,21 +8,24 @@ import { ASSET_MAX_SCALE, IsoTime, Literals, Money, Nullable, Page, PagingQuery,
  * payments and the push stream. See docs/managed-balance.md.
  */
 
-/** Not in the spec: a partner's user id is 1 to 64 characters (D10: bounds on every field). */
+// Not in the spec: D10 bounds every field.
+/** A partner's user id: 1 to 64 characters. */
 export const EXTERNAL_USER_ID_MAX = 64;
-/** Not in the spec: a partner's transfer id (externalTranId) is 1 to 64 characters. */
+// Not in the spec.
+/** A partner's transfer id (externalTranId): 1 to 64 characters. */
 export const EXTERNAL_TRAN_ID_MAX = 64;
-/** Not in the spec: remarks of movements are at most 256 characters, like the spec's other remarks. */
+// Not in the spec: like the spec's other remarks.
+/** The remark of a movement: at most 256 characters. */
 export const MOVEMENT_REMARK_MAX = 256;
 
 export const ExternalUserId = Type.String({ minLength: 1, maxLength: EXTERNAL_USER_ID_MAX, description: 'The partner\'s own user id (1-64 characters); the user is created on first use' });
 export const ExternalTranId = Type.String({ minLength: 1, maxLength: EXTERNAL_TRAN_ID_MAX, description: 'The partner\'s unique id of this transfer (1-64 characters); a repeat is EXTERNAL_TRAN_ID_DUPLICATE' });
 /** An asset code as the assets table holds them (USDT, USDC, USD, ... the list grows: never hard-code it). */
 export const AssetCode = Type.String({ pattern: '^[A-Z0-9]{2,12}$', description: 'An asset of GET /user-asset/v1/assets (USDT, USDC, USD, ...)' });
-/** 4.3 / section 8: positive, at most 18 decimals (an asset may allow fewer). */
+/** Positive, at most 18 decimals; an asset may allow fewer (4.3, section 8). */
 export const AssetAmount = Money({ maxScale: ASSET_MAX_SCALE, sign: 'positive' }, { description: 'Positive, at most 18 decimal places, exact' });
 
-/** 2.3: one balance object per asset. */
+/** One balance object per asset (2.3). */
 export const UserBalance = Type.Object({
   asset: Type.String(),
   network: Type.String(),
@@ -36,13 +39,13 @@ export const UserBalanceList = Type.Array(UserBalance);
 // ---------------------------------------------------------------------------------------------
 // User assets (4.3): credit, debit, conversion, balance, movements
 
-/** 2.4 movement types. */
+/** Movement types (2.4). */
 export const MOVEMENT_TYPES = ['DEPOSIT', 'WITHDRAW', 'CARD_PRINTING_FEE', 'CARD_POSTAL_FEE', 'CARD_VIP_FROZEN_FEE', 'CONVERSION',
   'REWARD_DISTRIBUTION', 'REWARD_PAY', 'REWARD_REFUND', 'MIGRATION'] as const;
 export const MovementType = Literals(MOVEMENT_TYPES);
 const MovementRemark = Type.String({ maxLength: MOVEMENT_REMARK_MAX, description: 'Up to 256 characters' });
 
-/** 4.3: credit and debit share one body. `type` (optional) labels the movement with a 2.4 type of the right direction. */
+/** Credit and debit share one body. `type` (optional) labels the movement with a movement type of the right direction (4.3, 2.4). */
 export const CreditBody = Type.Object({
   externalTranId: ExternalTranId,
   asset: AssetCode,

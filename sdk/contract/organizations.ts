@@ -3,22 +3,23 @@ import { Literals, Page, PagingQuery } from './wire.ts';
 
 /** Companies (D15), restrictions (section 3, D18, D19) and the ids and bounds shared with employees. */
 
-/** Corporate funding currencies (2.8, D4: two decimals). */
+/** Corporate funding currencies; their amounts have two decimals (2.8, D4). */
 export const FUNDING_CURRENCIES = ['USD', 'HKD'] as const;
-/** Section 3: the five capability codes; nothing else is a restriction (4.5 rule 4). */
+/** The five capability codes; nothing else is a restriction (section 3, 4.5 rule 4). */
 export const RESTRICTION_CODES = ['ACCOUNT_FROZEN', 'CASH_IN_FROZEN', 'CASH_OUT_FROZEN', 'PAYMENT_FROZEN', 'CARD_FROZEN'] as const;
-/** D19: who wrote a restriction. Partners write PARTNER only; operators the other three. */
+/** Who wrote a restriction (D19). Partners write PARTNER only; operators the other three. */
 export const RESTRICTION_SOURCES = ['PARTNER', 'RISK', 'REGULATORY', 'JUDICIAL'] as const;
-/** D18 merged status. */
+/** The merged status (D18). */
 export const MERGED_STATUSES = ['ACTIVE', 'TERMINATED', 'SUSPENDED', 'FROZEN', 'RESTRICTED'] as const;
 
-/** Section 8: organizationId up to 20 on organization and fund endpoints (minted ids are <= 20, D43). */
+/** organizationId: up to 20 characters on organization and fund endpoints; minted ids have at most 20 (section 8, D43). */
 export const ORGANIZATION_ID_MAX = 20;
-/** Section 8: customerId up to 36 on employee endpoints. */
+/** customerId: up to 36 characters on employee endpoints (section 8). */
 export const CUSTOMER_ID_MAX = 36;
-/** Section 8: remark up to 256 (restrictions). */
+/** The remark of a restriction change: up to 256 characters (section 8). */
 export const REMARK_MAX = 256;
-/** Not in the spec: partner references and names, generous enough for any registry (docs: Decisions). */
+// Not in the spec (docs/decisions.md).
+/** Partner references and names: up to 64 characters, generous enough for any registry. */
 export const REF_MAX = 64;
 export const ORGANIZATION_NAME_MAX = 128;
 export const REGISTRATION_NUMBER_MAX = 64;

@@ -77,7 +77,7 @@ export const UpdatePartnerBody = Type.Object({
   status: Type.Optional(PartnerStatus),
 });
 
-/** Issue 31: the partner's own time zone setting. */
+/** The partner's own time zone setting (issue 31). */
 export const SetTimeZoneBody = Type.Object({ timeZone: PartnerFields.timeZone });
 
 export const ListPartnersQuery = Type.Object({ ...PagingQuery });
@@ -101,7 +101,7 @@ export const ExtractedCredentials = Type.Object({
 
 // ---- signature self-check (issue 31, sandbox only) ----
 
-/** What you signed, exactly as you signed it: the four values of 5.2 and the payload of 5.3. */
+/** What you signed, exactly as you signed it: the four signed values and the payload (5.2, 5.3). */
 export const SignatureCheckBody = Type.Object({
   apiKey: Type.String({ maxLength: 256, description: 'The X-DAPI-API-KEY value you sent' }),
   timestamp: Type.String({ maxLength: 64, description: 'The X-DAPI-TIMESTAMP value you sent (13-digit epoch milliseconds)' }),

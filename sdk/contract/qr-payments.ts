@@ -4,7 +4,7 @@ import { AssetAmount, AssetCode, ExternalUserId } from './managed-balance.ts';
 import { IsoTime, Literals, Nullable, Page, PagingQuery, WireNumber } from './wire.ts';
 
 /**
- * QR payments of the managed-balance model (issue 11; 2.9 transType): a user pays a merchant's QR
+ * QR payments of the managed-balance model (issue 11; 2.9): a user pays a merchant's QR
  * code from an asset balance, booked at once (no hold). See docs/qr-payments.md.
  */
 

@@ -235,7 +235,7 @@ export const QuotaGroup = {
 export const QuotaGroupOut = Type.Object(QuotaGroup);
 export const CurrencyQuotaOut = QuotaGroupOut.properties.amountLimits.items;
 
-/** Issue 31: one velocity period as it is counted now, in the partner's time zone. */
+/** One velocity period as it is counted now, in the partner's time zone (issue 31). */
 export const PeriodWindowOut = Type.Object({
   periodKey: Type.String({ description: 'The key usage is counted under: YYYYMMDD, YYYYMM, YYYYQn or YYYY of the local date, followed by @ and the zone for a zone other than UTC', examples: ['20261126@Asia/Hong_Kong'] }),
   timeZone: Type.String({ description: 'IANA time zone the period follows', examples: ['Asia/Hong_Kong'] }),

@@ -54,13 +54,13 @@ export function Nullable<T extends TSchema>(schema: T) {
   return Type.Union([schema, Type.Null()]);
 }
 
-/** D9 paging query parameters. */
+/** Paging query parameters (D9). */
 export const PagingQuery = {
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1' })),
   pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, default 20, max 100' })),
 };
 
-/** D9 paging envelope. */
+/** The paging envelope (D9). */
 export function Page<T extends TSchema>(item: T) {
   return Type.Object({
     page: Type.Integer(),
@@ -70,5 +70,5 @@ export function Page<T extends TSchema>(item: T) {
   });
 }
 
-/** D11: ISO-8601 UTC with milliseconds. */
+/** ISO-8601 UTC with milliseconds (D11). */
 export const IsoTime = Type.String({ format: 'date-time', description: 'ISO-8601 UTC with milliseconds' });

@@ -21,7 +21,7 @@ export type CardSubjectType = Static<typeof CardSubjectTypeSchema>;
 export type CardStatus = Static<typeof CardStatusSchema>;
 export type CardApplyStatus = CardApplication['status'];
 
-/** The D9 paging envelope. */
+/** The paging envelope (D9). */
 export interface CardPage<T> {
   page: number;
   pageSize: number;

@@ -19,7 +19,7 @@ export type DeliveryAttempt = Static<typeof AttemptItem>;
 /** Filters of the event log: startTime inclusive, endTime exclusive, on createTime (ISO-8601). */
 export type ListEventsParams = Static<typeof ListEventsQuery>;
 
-/** The D9 paging envelope. */
+/** The paging envelope (D9). */
 export interface Page<T> {
   page: number;
   pageSize: number;

@@ -14,7 +14,7 @@ export type Organization = Static<typeof OrganizationView>;
 
 export type CreateOrganizationParams = RequestOf<typeof CreateOrganizationBody>;
 
-/** The D9 paging envelope of every list. */
+/** The paging envelope of every list (D9). */
 export interface Page<T> {
   page: number;
   pageSize: number;

@@ -7,7 +7,7 @@ import type { QrPayment as QrPaymentSchema, QrPaymentPage, QrTransactionsQuery }
 export type QrPayment = Static<typeof QrPaymentSchema>;
 export type QrTransactionsParams = Static<typeof QrTransactionsQuery>;
 
-/** QR payment records of your managed users (2.9 transType PAY, REFUND, REFUND_PART, REVERSAL). */
+/** QR payment records of your managed users (transType PAY, REFUND, REFUND_PART, REVERSAL) (2.9). */
 export class QrPaymentsResource {
   constructor(private readonly http: SignedHttpClient) {}
 

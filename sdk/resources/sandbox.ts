@@ -115,7 +115,7 @@ export class SandboxResource {
    * clock and your timestamp's window, the nonce, the length and SHA-256 of the string to sign as the
    * service builds it, whether the key is known and whether the signature matches. Never the right
    * signature; the nonce is not used up. Unsigned on the service side; counts as a failed authentication.
-   * @example const report = await client.sandbox.signatureCheck({ timestamp, nonce, method: 'GET', payload: 'customerId=cu123', signature });
+   * @example const report = await client.sandbox.signatureCheck({ timestamp, nonce, method: 'GET', payload: 'customerId=cusmwxdk8zr9bf0f6582', signature });
    * // report.verdict === 'SYS_SUCCESS', or the code the real request would get; report.hints says why
    */
   signatureCheck(params: SignatureCheckParams, options?: CallOptions): Promise<SignatureCheck> {

@@ -32,12 +32,12 @@ export class UserAssetsResource {
     return this.http.call('POST', '/user-asset/v1/convert', { body: params }, options);
   }
 
-  /** One 2.3 balance object per asset. */
+  /** One balance object per asset (2.3). */
   balance(externalUserId: string, asset?: string, options?: CallOptions): Promise<UserBalance[]> {
     return this.http.call('GET', '/user-asset/v1/balance', { query: asset === undefined ? { externalUserId } : { externalUserId, asset } }, options);
   }
 
-  /** Movements, newest first; `method: 'POST'` sends the filters as a body (D48: both work). */
+  /** Movements, newest first; `method: 'POST'` sends the filters as a body; both work (D48). */
   transactions(params: MovementListParams, method: 'GET' | 'POST' = 'GET', options?: CallOptions): Promise<Static<typeof AssetMovementPage>> {
     return method === 'GET'
       ? this.http.call('GET', '/user-asset/v1/transactions', { query: { ...params } }, options)

@@ -35,11 +35,11 @@ export type CountLimits = NonNullable<Static<typeof CountLimitsOut>>;
 export type LimitControl = NonNullable<VelocityRule['purchaseControl']>;
 export type FilterControl = NonNullable<Static<typeof FilterOut>>;
 
-/** The velocity rule of 2.10; unconfigured groups are null; bindingCount is emitted as a string. */
+/** A velocity rule (2.10); unconfigured groups are null; bindingCount is emitted as a string. */
 export type VelocityRule = Static<typeof RuleOut>;
 export type VelocityRuleSummary = Static<typeof RuleSummaryOut>;
 
-/** The D9 paging envelope. */
+/** The paging envelope (D9). */
 export interface VelocityPage<T> {
   page: number;
   pageSize: number;

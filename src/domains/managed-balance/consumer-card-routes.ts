@@ -162,7 +162,7 @@ export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
       body: ConsumerUpgradePhysicalBody,
       data: UpgradeView,
       example: {
-        externalUserId: 'user-42', cardId: 'cdmiabc123def456789', upgradeRef: 'upgrade-0001', cardProfileId: 'sbx-visa-consumer-physical',
+        externalUserId: 'user-42', cardId: 'cdmwxdk8zr3fa53eaf45', upgradeRef: 'upgrade-0001', cardProfileId: 'sbx-visa-consumer-physical',
         shippingAddress: { addressLine1: '1 Queen\'s Road Central', city: 'Central', state: 'Hong Kong Island', addressCountryCode: 'HK' },
         phoneCountryCode: 'HK', phoneNumber: '91234567',
       },
@@ -207,7 +207,7 @@ export function consumerCardRoutes(deps: ConsumerCardDeps): RouteDef[] {
         + 'every try, the right code included, is CARD_ACTIVATION_LOCKED until support unlocks it.',
       body: ConsumerActivatePhysicalBody,
       data: UpgradeView,
-      example: { externalUserId: 'user-42', cardId: 'cdmiabc123def456789', activationCode: '204817' },
+      example: { externalUserId: 'user-42', cardId: 'cdmwxdk8zr3fa53eaf45', activationCode: '204817' },
       errors: ['CARD_INVALID', 'CARD_UPGRADE_STATUS_INVALID', 'CARD_ACTIVATION_CODE_INVALID', 'CARD_ACTIVATION_LOCKED'],
       handler: ({ body, partner }) => activateConsumerPhysical(deps, partner.partnerId, body),
     }),

@@ -109,8 +109,8 @@ export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
       body: SignatureCheckBody,
       data: SignatureCheckReport,
       example: {
-        apiKey: '0123456789abcdef0123456789abcdef', timestamp: '1795305600000', nonce: '12345', method: 'GET', payload: 'customerId=cu123',
-        signature: 'b69f72d61bda1068467efc196bdf615355e240b52e3c45110e456fc01599bd25',
+        apiKey: '0123456789abcdef0123456789abcdef', timestamp: '1795305600000', nonce: '12345', method: 'GET', payload: 'customerId=cusmwxdk8zr9bf0f6582',
+        signature: 'e6e6316c06f97cd7045f7d2280467fb443893788d1e6807977de08030a664d07',
       },
       errors: ['SYS_RATE_LIMITED'],
       handler: ({ body, ip }) => checkSignature(deps, body, ip),

@@ -31,7 +31,7 @@ export function sandboxRoutes(deps: SandboxDeps): RouteDef[] {
       sandboxOnly: true,
       body: SimulateExpiryBody,
       data: TransactionOut,
-      example: { transId: 'txmiabc123def456789' },
+      example: { transId: 'txmwxdk8zrbfad304ec4' },
       errors: ['TRANSACTION_NOT_FOUND', 'TRANSACTION_STATUS_INVALID'],
       handler: ({ body, partner }) => expireHold(deps, { transId: body.transId, partnerId: partner.partnerId }),
     }),

@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { ERROR_CATALOG } from '../src/platform/errors.ts';
+import { ROOT } from './helpers/compiled-service.ts';
 
 /**
  * Issue 32, item 6: the repository stands alone. What a partner reads (the API reference, the error
@@ -11,7 +12,6 @@ import { ERROR_CATALOG } from '../src/platform/errors.ts';
  * spec section numbers ("4.5 rule 1", "(2.12)") or issue numbers; those stay in code comments,
  * tests and docs/decisions.md. And no markdown link points outside the repository.
  */
-const ROOT = path.resolve(import.meta.dirname, '..');
 
 const INTERNAL_REFERENCES: [RegExp, string][] = [
   [/\bD\d{1,3}\b/, 'a decision number (D23)'],

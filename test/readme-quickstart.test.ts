@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
-import { MAIN_JS } from './helpers/compiled-service.ts';
+import { ROOT, MAIN_JS } from './helpers/compiled-service.ts';
 import { startWorkers } from '../src/workers.ts';
 import type { RunningJobs } from '../src/platform/jobs.ts';
 
@@ -17,7 +17,6 @@ import type { RunningJobs } from '../src/platform/jobs.ts';
  * funded, spent on and read back with exact amounts. The service runs with its workers, as `npm start` does.
  */
 const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '..');
 
 describe('README quick start (issue 14)', () => {
   let svc: TestService;

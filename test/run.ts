@@ -12,10 +12,11 @@
  *    reach the service inside its 5-second signing window), longest first, and prints a summary
  *    with the slowest files.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
+import { buildForTests, compiledPath } from './helpers/build-tests.ts';
 import { DIST_BUILT_ENV } from './helpers/compiled-service.ts';
 import { dropStalePgliteTemplates, dropStalePostgresTemplates, removeOrphanCopies, PG_TEMPLATE_ENV, PGLITE_TEMPLATE_ENV, pgliteTemplate, postgresTemplate } from './helpers/template.ts';
 
@@ -48,14 +49,8 @@ function step(label: string, started: number): void {
 
 async function main(): Promise<number> {
   const started = performance.now();
-  if (distIsStale()) {
-    const build = spawnSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) return build.status ?? 1;
-    // tsc leaves its build info untouched when nothing changed: mark this build as the newest.
-    const now = new Date();
-    utimesSync(path.join(ROOT, 'dist', '.tsbuildinfo'), now, now);
-    step('dist/ built', started);
-  }
+  const built = buildForTests();
+  if (built.written + built.removed > 0) step(`dist/ brought up to date (${built.written} files compiled or copied, ${built.removed} removed)`, started);
 
   const env: NodeJS.ProcessEnv = { ...process.env, [DIST_BUILT_ENV]: '1' };
   const url = process.env.TEST_DATABASE_URL;
@@ -110,7 +105,8 @@ async function runPool(files: string[], concurrency: number, env: NodeJS.Process
   const worker = async (): Promise<void> => {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
       const begun = performance.now();
-      const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', file], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      // The compiled file, run directly: node:test reports in TAP and exits non-zero when a test fails.
+      const child = spawn(process.execPath, ['--enable-source-maps', '--test-reporter=tap', compiledPath(file)], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       child.stdout.on('data', (c) => (out += c));
       child.stderr.on('data', (c) => (out += c));
@@ -124,19 +120,6 @@ async function runPool(files: string[], concurrency: number, env: NodeJS.Process
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
   return results;
-}
-
-/** dist/ is stale when a file under src/ is newer than the last build (or there is none). */
-function distIsStale(): boolean {
-  const built = path.join(ROOT, 'dist', '.tsbuildinfo');
-  if (!existsSync(built)) return true;
-  const since = statSync(built).mtimeMs;
-  const newer = (dir: string): boolean =>
-    readdirSync(dir, { withFileTypes: true }).some((e) => {
-      const p = path.join(dir, e.name);
-      return e.isDirectory() ? newer(p) : statSync(p).mtimeMs > since;
-    });
-  return newer(path.join(ROOT, 'src')) || statSync(path.join(ROOT, 'package.json')).mtimeMs > since;
 }
 
 function orderedFiles(): string[] {

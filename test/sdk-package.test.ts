@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { ROOT } from './helpers/compiled-service.ts';
 
 /**
  * Issue 14, item 2: the SDK is a package. It is compiled, packed with `npm pack`, installed into an
@@ -14,7 +15,6 @@ import { closeTestDatabase, startService, type TestService } from './helpers/ser
  * from plain JavaScript against the running service, and from TypeScript through its declarations.
  */
 const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '..');
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
 /** The partner script, for both module systems: `load` is its first line (import or require). */

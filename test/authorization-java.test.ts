@@ -1,3 +1,4 @@
+// test-database: once (RSA interoperability with Java's JCE and a JDK-only partner; the forwarding pipeline it answers is asserted on both databases by: authorization-forwarding, authorization-decision)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';

@@ -1,3 +1,4 @@
+// test-database: once (the command line: arguments, output, exit codes; the admin API behind it is asserted on both databases by: foundation, credentials, funding-alerts, cards-manage)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

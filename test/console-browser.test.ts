@@ -1,3 +1,4 @@
+// test-database: once (the console in a real browser: pages, keyboard, accessibility; the console's reads and actions are asserted on both databases by: console-pages, operators, customers-profile, events-retry)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';

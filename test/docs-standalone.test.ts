@@ -1,3 +1,4 @@
+// test-database: once (what a partner reads: guides, READMEs, error messages, the OpenAPI document, built from the routes without a query; the service's document is read on both databases by: fuzz-openapi, openapi-examples)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';

@@ -1,3 +1,4 @@
+// test-database: once (the operator commands of the command line; creating operators and verifying the audit trail are asserted on both databases by: operators)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

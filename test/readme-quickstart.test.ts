@@ -1,3 +1,4 @@
+// test-database: once (the README's commands as written; each step of its flow is asserted on both databases by: organizations-onboarding, customers-profile, cards-apply, funding-pools, authorization-pipeline)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

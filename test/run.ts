@@ -40,8 +40,16 @@ const LONGEST_FIRST = [
   'openapi-examples.test.ts',
 ];
 
-/** The first line of a file that never opens the test database (the two passes would run the same test). */
-const DATABASE_INDEPENDENT = /^\/\/ test-database: none\b/;
+/**
+ * The first line of a file that the PostgreSQL pass of the whole suite leaves out (the embedded pass
+ * runs every file):
+ * - `// test-database: none (why)`: it never opens the test database, so both passes would run the same test;
+ * - `// test-database: once (what it tests; ... on both databases by: a, b)`: it opens the database only as
+ *   the service's store while it tests something else (a package, a command line, a document, a browser,
+ *   another language), and every service behaviour it relies on is asserted on both databases by the
+ *   files it names (checked below: they exist and run on both).
+ */
+const EMBEDDED_ONLY = /^\/\/ test-database: (none|once)\b(.*)/;
 
 function step(label: string, started: number): void {
   console.log(`# ${label} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
@@ -69,15 +77,10 @@ async function main(): Promise<number> {
   const given = process.argv.slice(2);
   let files = given.length > 0 ? given : orderedFiles();
   if (url && given.length === 0) {
-    // A file that never opens the test database tests the same thing on both passes: run once.
-    const independent = files.filter((f) => {
-      const text = readFileSync(path.join(ROOT, f), 'utf8');
-      if (!DATABASE_INDEPENDENT.test(text)) return false;
-      if (/helpers\/service\.ts'|TEST_DATABASE_URL/.test(text)) throw new Error(`${f} says test-database: none but uses the test database`);
-      return true;
-    });
-    files = files.filter((f) => !independent.includes(f));
-    console.log(`# not run again on PostgreSQL (they never open the test database; the embedded pass runs them): ${independent.map((f) => path.basename(f)).join(', ')}`);
+    const once = embeddedOnly(files);
+    files = files.filter((f) => !once.none.includes(f) && !once.once.includes(f));
+    console.log(`# not run again on PostgreSQL (they never open the test database; the embedded pass runs them): ${once.none.map((f) => path.basename(f)).join(', ')}`);
+    console.log(`# not run again on PostgreSQL (the database only stores what they test; the files they name test that on both): ${once.once.map((f) => path.basename(f)).join(', ')}`);
   }
   const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? availableParallelism()));
   const results = await runPool(files, concurrency, env);
@@ -120,6 +123,31 @@ async function runPool(files: string[], concurrency: number, env: NodeJS.Process
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
   return results;
+}
+
+/** The files that the PostgreSQL pass leaves out, by their first line (EMBEDDED_ONLY); a wrong mark stops the run. */
+function embeddedOnly(files: string[]): { none: string[]; once: string[] } {
+  const marks = new Map(files.map((f) => [f, EMBEDDED_ONLY.exec(readFileSync(path.join(ROOT, f), 'utf8').split('\n', 1)[0])]));
+  const none: string[] = [];
+  const once: string[] = [];
+  for (const [f, m] of marks) {
+    if (!m) continue;
+    const text = readFileSync(path.join(ROOT, f), 'utf8');
+    if (m[1] === 'none') {
+      if (/helpers\/service\.ts'|TEST_DATABASE_URL/.test(text)) throw new Error(`${f} says test-database: none but uses the test database`);
+      none.push(f);
+      continue;
+    }
+    const named = /on both databases by: ([a-z0-9, -]+)\)/.exec(m[2])?.[1].split(',').map((n) => n.trim()).filter(Boolean) ?? [];
+    if (named.length === 0) throw new Error(`${f} says test-database: once but names no file that tests its database work on both databases ("on both databases by: a, b)")`);
+    for (const n of named) {
+      const twin = path.join('test', `${n}.test.ts`);
+      if (!marks.has(twin)) throw new Error(`${f} names ${n}, which is not a test file (test/${n}.test.ts)`);
+      if (marks.get(twin)) throw new Error(`${f} names ${n}, which itself runs on the embedded database only`);
+    }
+    once.push(f);
+  }
+  return { none, once };
 }
 
 function orderedFiles(): string[] {

@@ -1,3 +1,4 @@
+// test-database: once (the SDK as a package: packed, installed, used from JavaScript and TypeScript; the service calls it makes are asserted on both databases by: auth, organizations-onboarding, customers-profile, funding-pools, idempotency)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

@@ -1,3 +1,4 @@
+// test-database: once (the published signing vectors through the SDK, the verifier and the JDK example; request authentication and the signature self-check are asserted on both databases by: auth, sandbox-signature-check)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';

@@ -3,7 +3,18 @@ import path from 'node:path';
 
 /** Shared by the bench, the tests and the HA rehearsal: how the service runs, and where PostgreSQL's binaries are. */
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+/**
+ * The checkout's root: the nearest folder above this file with a package.json. The same from the
+ * source (ops/) and from its compiled copy (dist/ops/, which the tests run; dist/ has no package.json).
+ */
+export const ROOT = checkoutRoot(import.meta.dirname);
+
+function checkoutRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
+  }
+}
 
 /**
  * The node arguments of `npm start` as package.json declares them (`exec node <args...>`: compiled

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { ROOT } from './helpers/compiled-service.ts';
 
 /**
  * Domain boundaries (issue 9; docs/contributing.md "Domain layering"), checked from the source text:
@@ -46,7 +47,6 @@ import path from 'node:path';
  * pure function of the files' text, so a negative control can feed it a synthetic bad tree.
  */
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 
 /** Which domain owns each table (platform for cross-cutting ones). A new table needs an entry. */
 const TABLE_OWNERS: Record<string, string> = {

@@ -20,12 +20,11 @@ import { CardServiceClient, SignedHttpClient, type CardTransaction } from '../sd
 import { openEmbedded, openPostgres, type Db } from '../src/platform/db/db.ts';
 import { migrate } from '../src/migrate.ts';
 import { ADMIN_TOKEN, closeTestDatabase, MASTER_KEY, startService } from './helpers/service.ts';
-import { MAIN_JS } from './helpers/compiled-service.ts';
+import { ROOT, MAIN_JS } from './helpers/compiled-service.ts';
 import { seedDataDir } from './helpers/template.ts';
 import { fundedCard, fundsOf, purchase, usageOf, type SpendWorld } from './helpers/authorization.ts';
 import { ref } from './helpers/cards.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const MAIN = [process.execPath, [MAIN_JS]] as const;
 const PG_URL = process.env.TEST_DATABASE_URL;
 

@@ -1,3 +1,4 @@
+// test-database: once (RSA interoperability with Java's JCE and a JDK-only partner; the forwarding pipeline it answers is asserted on both databases by: authorization-forwarding, authorization-decision)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -12,13 +13,13 @@ import {
 import { missingTool } from './helpers/tools.ts';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { fundedCard, purchase } from './helpers/authorization.ts';
+import { ROOT } from './helpers/compiled-service.ts';
 
 /**
  * Interoperability with a Java partner using the JCE (5.6, D37, D50): vectors made by Java
  * (test/java/JceVectors.java; test-only keys) checked in as fixtures, and, when javac is on the
  * machine, a live JDK-only partner (test/java/AuthPartner.java) answering the real service.
  */
-const ROOT = path.resolve(import.meta.dirname, '..');
 const vectors = JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures/rsa-java/vectors.json'), 'utf8')) as Record<string, string>;
 const bytes = (b64: string) => Buffer.from(b64, 'base64');
 

@@ -1,14 +1,14 @@
+// test-database: once (the command line: arguments, output, exit codes; the admin API behind it is asserted on both databases by: foundation, credentials, funding-alerts, cards-manage)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
-import { MAIN_JS } from './helpers/compiled-service.ts';
+import { ROOT, MAIN_JS } from './helpers/compiled-service.ts';
 import { cardWorld, issueCard } from './helpers/cards.ts';
 
 /** Issue 14, item 1: the operator command line, run as an operator runs it (a child process). */
-const ROOT = path.resolve(import.meta.dirname, '..');
 
 interface Run { code: number; stdout: string; stderr: string }
 

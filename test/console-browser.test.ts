@@ -1,3 +1,4 @@
+// test-database: once (the console in a real browser: pages, keyboard, accessibility; the console's reads and actions are asserted on both databases by: console-pages, operators, customers-profile, events-retry)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { fundedCard, purchase, type SpendWorld } from './helpers/authorization.t
 import { newEmployee } from './helpers/companies.ts';
 import { createOperatorViaApi, type CreatedOperator } from './helpers/console.ts';
 import { decimal, type Customer } from '../sdk/index.ts';
+import { ROOT } from './helpers/compiled-service.ts';
 
 /**
  * Issue 29: the operator console in a real browser (Debian's chromium, headless, driven by
@@ -18,7 +20,7 @@ import { decimal, type Customer } from '../sdk/index.ts';
  */
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARTIFACTS = path.resolve(import.meta.dirname, '..', 'artifacts', 'console');
+const ARTIFACTS = path.join(ROOT, 'artifacts', 'console');
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let svc: TestService;

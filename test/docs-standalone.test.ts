@@ -1,3 +1,4 @@
+// test-database: once (what a partner reads: guides, READMEs, error messages, the OpenAPI document, built from the routes without a query; the service's document is read on both databases by: fuzz-openapi, openapi-examples)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -5,6 +6,7 @@ import path from 'node:path';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { ERROR_CATALOG } from '../src/platform/errors.ts';
 import { internalReferences } from './helpers/internal-references.ts';
+import { ROOT } from './helpers/compiled-service.ts';
 
 /**
  * Issue 32, item 6: the repository stands alone. What a partner reads (the API reference, the error
@@ -13,7 +15,6 @@ import { internalReferences } from './helpers/internal-references.ts';
  * tests and docs/decisions.md (the detector: test/helpers/internal-references.ts). And no markdown
  * link points outside the repository.
  */
-const ROOT = path.resolve(import.meta.dirname, '..');
 
 /**
  * The partner guides: what a partner developer reads next to the OpenAPI document. Operator and

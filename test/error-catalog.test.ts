@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ERROR_CATALOG } from '../src/platform/errors.ts';
+import { ROOT } from './helpers/compiled-service.ts';
 
 /** Every code of spec section 7 and of the decisions (D2, D5, D14, "Errors added by these decisions"). */
 const SPEC_CODES = [
@@ -53,7 +54,7 @@ describe('error catalog (D2)', () => {
   });
 
   it('every code the source raises or documents is in the catalog', () => {
-    const root = path.resolve(import.meta.dirname, '..', 'src');
+    const root = path.join(ROOT, 'src');
     const used = new Set<string>();
     for (const file of sourceFiles(root)) {
       const text = readFileSync(file, 'utf8');

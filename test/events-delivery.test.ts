@@ -1,6 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from './helpers/compiled-service.ts';
 import { closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
 import { attemptsOf, eventState, recordTestEvent, WebhookReceiver } from './helpers/webhook-receiver.ts';
 import { toWire } from '../src/platform/money.ts'; // the service's own amounts, as its producers record them
@@ -212,7 +214,7 @@ describe('webhook delivery (D38, D49): signed POSTs from the outbox, retries', (
       createTime: new Date('2026-11-22T06:30:20.512Z'), payload: '{"customerId":"cusmwxdk8zr9bf0f6582","kycStatus":"APPROVED","reason":null}',
     });
     const headers = webhookHeaders({ apiKey, secretKey, eventId: 'evmwxdk8zra34118636d', body, nowMs: 1795329021000, nonce: '48213' });
-    const doc = readFileSync(new URL('../docs/webhooks.md', import.meta.url), 'utf8');
+    const doc = readFileSync(path.join(ROOT, 'docs', 'webhooks.md'), 'utf8');
     assert.ok(doc.includes(body), 'documented body');
     assert.equal(headers['x-dapi-sign'], '73f2dc10e64d0a3b4edea13e369f961729629f684568e16bd3fa2d0bb436b715');
     assert.ok(doc.includes(`X-DAPI-SIGN: ${headers['x-dapi-sign']}`), 'documented signature');

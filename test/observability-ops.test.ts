@@ -6,8 +6,9 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { scrape, type Scrape } from './helpers/metrics.ts';
+import { ROOT } from './helpers/compiled-service.ts';
 
-const OPS = path.resolve(import.meta.dirname, '..', 'ops');
+const OPS = path.join(ROOT, 'ops');
 const RULES_FILE = path.join(OPS, 'prometheus', 'alerts.yml');
 const DASHBOARD_FILE = path.join(OPS, 'grafana', 'card-issuing-service.json');
 

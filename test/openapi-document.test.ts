@@ -1,3 +1,4 @@
+// test-database: once (the OpenAPI document, built from the routes without a query: lint, components, examples; the service's document is read on both databases by: fuzz-openapi, openapi-examples)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createConfig, lintFromString } from '@redocly/openapi-core';

@@ -1,12 +1,12 @@
+// test-database: once (the operator commands of the command line; creating operators and verifying the audit trail are asserted on both databases by: operators)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
-import { MAIN_JS } from './helpers/compiled-service.ts';
+import { ROOT, MAIN_JS } from './helpers/compiled-service.ts';
 
 /** Issue 29: operator accounts and the audit trail's verification from the admin command line (a child process). */
-const ROOT = path.resolve(import.meta.dirname, '..');
 
 function admin(svc: TestService, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {

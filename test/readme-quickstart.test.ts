@@ -1,3 +1,4 @@
+// test-database: once (the README's commands as written; each step of its flow is asserted on both databases by: organizations-onboarding, customers-profile, cards-apply, funding-pools, authorization-pipeline)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -7,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
-import { MAIN_JS } from './helpers/compiled-service.ts';
+import { ROOT, MAIN_JS } from './helpers/compiled-service.ts';
 import { startWorkers } from '../src/workers.ts';
 import type { RunningJobs } from '../src/platform/jobs.ts';
 
@@ -17,7 +18,6 @@ import type { RunningJobs } from '../src/platform/jobs.ts';
  * funded, spent on and read back with exact amounts. The service runs with its workers, as `npm start` does.
  */
 const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '..');
 
 /**
  * The lines the quick start prints, with the shapes of the ids the service mints (issue 32, item 7:

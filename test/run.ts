@@ -12,10 +12,11 @@
  *    reach the service inside its 5-second signing window), longest first, and prints a summary
  *    with the slowest files.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
+import { buildForTests, compiledPath } from './helpers/build-tests.ts';
 import { DIST_BUILT_ENV } from './helpers/compiled-service.ts';
 import { dropStalePgliteTemplates, dropStalePostgresTemplates, removeOrphanCopies, PG_TEMPLATE_ENV, PGLITE_TEMPLATE_ENV, pgliteTemplate, postgresTemplate } from './helpers/template.ts';
 
@@ -39,8 +40,16 @@ const LONGEST_FIRST = [
   'openapi-examples.test.ts',
 ];
 
-/** The first line of a file that never opens the test database (the two passes would run the same test). */
-const DATABASE_INDEPENDENT = /^\/\/ test-database: none\b/;
+/**
+ * The first line of a file that the PostgreSQL pass of the whole suite leaves out (the embedded pass
+ * runs every file):
+ * - `// test-database: none (why)`: it never opens the test database, so both passes would run the same test;
+ * - `// test-database: once (what it tests; ... on both databases by: a, b)`: it opens the database only as
+ *   the service's store while it tests something else (a package, a command line, a document, a browser,
+ *   another language), and every service behaviour it relies on is asserted on both databases by the
+ *   files it names (checked below: they exist and run on both).
+ */
+const EMBEDDED_ONLY = /^\/\/ test-database: (none|once)\b(.*)/;
 
 function step(label: string, started: number): void {
   console.log(`# ${label} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
@@ -48,14 +57,8 @@ function step(label: string, started: number): void {
 
 async function main(): Promise<number> {
   const started = performance.now();
-  if (distIsStale()) {
-    const build = spawnSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) return build.status ?? 1;
-    // tsc leaves its build info untouched when nothing changed: mark this build as the newest.
-    const now = new Date();
-    utimesSync(path.join(ROOT, 'dist', '.tsbuildinfo'), now, now);
-    step('dist/ built', started);
-  }
+  const built = buildForTests();
+  if (built.written + built.removed > 0) step(`dist/ brought up to date (${built.written} files compiled or copied, ${built.removed} removed)`, started);
 
   const env: NodeJS.ProcessEnv = { ...process.env, [DIST_BUILT_ENV]: '1' };
   const url = process.env.TEST_DATABASE_URL;
@@ -74,15 +77,10 @@ async function main(): Promise<number> {
   const given = process.argv.slice(2);
   let files = given.length > 0 ? given : orderedFiles();
   if (url && given.length === 0) {
-    // A file that never opens the test database tests the same thing on both passes: run once.
-    const independent = files.filter((f) => {
-      const text = readFileSync(path.join(ROOT, f), 'utf8');
-      if (!DATABASE_INDEPENDENT.test(text)) return false;
-      if (/helpers\/service\.ts'|TEST_DATABASE_URL/.test(text)) throw new Error(`${f} says test-database: none but uses the test database`);
-      return true;
-    });
-    files = files.filter((f) => !independent.includes(f));
-    console.log(`# not run again on PostgreSQL (they never open the test database; the embedded pass runs them): ${independent.map((f) => path.basename(f)).join(', ')}`);
+    const once = embeddedOnly(files);
+    files = files.filter((f) => !once.none.includes(f) && !once.once.includes(f));
+    console.log(`# not run again on PostgreSQL (they never open the test database; the embedded pass runs them): ${once.none.map((f) => path.basename(f)).join(', ')}`);
+    console.log(`# not run again on PostgreSQL (the database only stores what they test; the files they name test that on both): ${once.once.map((f) => path.basename(f)).join(', ')}`);
   }
   const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? availableParallelism()));
   const results = await runPool(files, concurrency, env);
@@ -110,7 +108,8 @@ async function runPool(files: string[], concurrency: number, env: NodeJS.Process
   const worker = async (): Promise<void> => {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
       const begun = performance.now();
-      const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', file], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      // The compiled file, run directly: node:test reports in TAP and exits non-zero when a test fails.
+      const child = spawn(process.execPath, ['--enable-source-maps', '--test-reporter=tap', compiledPath(file)], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       child.stdout.on('data', (c) => (out += c));
       child.stderr.on('data', (c) => (out += c));
@@ -126,17 +125,29 @@ async function runPool(files: string[], concurrency: number, env: NodeJS.Process
   return results;
 }
 
-/** dist/ is stale when a file under src/ is newer than the last build (or there is none). */
-function distIsStale(): boolean {
-  const built = path.join(ROOT, 'dist', '.tsbuildinfo');
-  if (!existsSync(built)) return true;
-  const since = statSync(built).mtimeMs;
-  const newer = (dir: string): boolean =>
-    readdirSync(dir, { withFileTypes: true }).some((e) => {
-      const p = path.join(dir, e.name);
-      return e.isDirectory() ? newer(p) : statSync(p).mtimeMs > since;
-    });
-  return newer(path.join(ROOT, 'src')) || statSync(path.join(ROOT, 'package.json')).mtimeMs > since;
+/** The files that the PostgreSQL pass leaves out, by their first line (EMBEDDED_ONLY); a wrong mark stops the run. */
+function embeddedOnly(files: string[]): { none: string[]; once: string[] } {
+  const marks = new Map(files.map((f) => [f, EMBEDDED_ONLY.exec(readFileSync(path.join(ROOT, f), 'utf8').split('\n', 1)[0])]));
+  const none: string[] = [];
+  const once: string[] = [];
+  for (const [f, m] of marks) {
+    if (!m) continue;
+    const text = readFileSync(path.join(ROOT, f), 'utf8');
+    if (m[1] === 'none') {
+      if (/helpers\/service\.ts'|TEST_DATABASE_URL/.test(text)) throw new Error(`${f} says test-database: none but uses the test database`);
+      none.push(f);
+      continue;
+    }
+    const named = /on both databases by: ([a-z0-9, -]+)\)/.exec(m[2])?.[1].split(',').map((n) => n.trim()).filter(Boolean) ?? [];
+    if (named.length === 0) throw new Error(`${f} says test-database: once but names no file that tests its database work on both databases ("on both databases by: a, b)")`);
+    for (const n of named) {
+      const twin = path.join('test', `${n}.test.ts`);
+      if (!marks.has(twin)) throw new Error(`${f} names ${n}, which is not a test file (test/${n}.test.ts)`);
+      if (marks.get(twin)) throw new Error(`${f} names ${n}, which itself runs on the embedded database only`);
+    }
+    once.push(f);
+  }
+  return { none, once };
 }
 
 function orderedFiles(): string[] {

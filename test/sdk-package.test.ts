@@ -1,3 +1,4 @@
+// test-database: once (the SDK as a package: packed, installed, used from JavaScript and TypeScript; the service calls it makes are asserted on both databases by: auth, organizations-onboarding, customers-profile, funding-pools, idempotency)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -8,6 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { internalReferences } from './helpers/internal-references.ts';
+import { ROOT } from './helpers/compiled-service.ts';
 
 /**
  * Issue 14, item 2: the SDK is a package. It is compiled, packed with `npm pack`, installed into an
@@ -15,7 +17,6 @@ import { internalReferences } from './helpers/internal-references.ts';
  * from plain JavaScript against the running service, and from TypeScript through its declarations.
  */
 const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '..');
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
 /** The partner script, for both module systems: `load` is its first line (import or require). */

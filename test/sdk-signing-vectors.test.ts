@@ -1,3 +1,4 @@
+// test-database: once (the published signing vectors through the SDK, the verifier and the JDK example; request authentication and the signature self-check are asserted on both databases by: auth, sandbox-signature-check)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
@@ -10,13 +11,13 @@ import { CardServiceClient, encodeQuery, signatureOf, stringifyJsonLossless } fr
 import { verifySignedRequest } from '../src/platform/http/signed-request.ts';
 import { missingTool } from './helpers/tools.ts';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { ROOT } from './helpers/compiled-service.ts';
 
 /**
  * Issue 31, section 1: the published signing vectors (sdk/test-vectors/signing.json, shipped in the
  * SDK package) are what the SDK, the service's verifier (5.3, D6), the signature self-check, the
  * JDK-only example (examples/java/DapiSigner.java) and docs/api-guide.md all say.
  */
-const ROOT = path.resolve(import.meta.dirname, '..');
 const execFileAsync = promisify(execFile);
 interface Vector {
   name: string; method: 'GET' | 'POST'; path: string; timestamp: string; nonce: string; payload: string;

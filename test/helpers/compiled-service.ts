@@ -1,8 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { startArgs, waitReady as waitReadyUrl } from '../../ops/runtime.ts';
+import { ROOT, startArgs, waitReady as waitReadyUrl } from '../../ops/runtime.ts';
 
-export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+/** The checkout's root, from the source or from its compiled copy in dist/ (which `npm test` runs). */
+export { ROOT };
 
 /** The compiled entry point: tests that run the CLI or the service run what production runs (issue 28, 33). */
 export const MAIN_JS = path.join(ROOT, 'dist', 'src', 'main.js');

@@ -5,6 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { openEmbedded, openPostgres } from '../../src/platform/db/db.ts';
 import { migrate } from '../../src/migrate.ts';
+import { ROOT } from './compiled-service.ts';
 
 /**
  * Migrated template databases for the test run (issue 33): the run migrates once, and each test
@@ -14,7 +15,6 @@ import { migrate } from '../../src/migrate.ts';
  * never used.
  */
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 /** Set by test/run.ts for the test processes it starts. */
 export const PGLITE_TEMPLATE_ENV = 'TEST_PGLITE_TEMPLATE';
 export const PG_TEMPLATE_ENV = 'TEST_PG_TEMPLATE';

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { stringify } from 'lossless-json';
 import type { TestService } from '../helpers/service.ts';
 import { fundedCard, networkClient, purchase } from '../helpers/authorization.ts';
 import { issueCard, runJobs } from '../helpers/cards.ts';
 import { creditUser, newUserId } from '../helpers/managed.ts';
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { ROOT } from '../helpers/compiled-service.ts';
 import { decimal, type SignedHttpClient } from '../../sdk/index.ts';
 
 /**
@@ -406,7 +408,7 @@ export async function runExampleFlow(svc: TestService, doc: Json): Promise<Recor
 }
 
 /** Where the examples live: the service reads them into its OpenAPI document. */
-export const EXAMPLES_FILE = new URL('../../src/openapi-examples.json', import.meta.url);
+export const EXAMPLES_FILE = path.join(ROOT, 'src', 'openapi-examples.json');
 
 /** Ids, times and secrets differ per run; the examples keep the shape, these fields get fixed placeholders. */
 const SECRET_FIELDS = /secret|apiKey|token|password|privateKey|webhookSecret/i;

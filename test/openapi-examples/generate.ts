@@ -21,7 +21,7 @@ try {
     out[key] = sanitize({ success, error });
   }
   writeFileSync(EXAMPLES_FILE, `${JSON.stringify(out, null, 2)}\n`);
-  console.log(`wrote ${Object.keys(out).length} operations to ${EXAMPLES_FILE.pathname} (${Object.keys(WITHOUT_EXAMPLES).length} without examples by design)`);
+  console.log(`wrote ${Object.keys(out).length} operations to ${EXAMPLES_FILE} (${Object.keys(WITHOUT_EXAMPLES).length} without examples by design)`);
   if (missing.length) {
     console.log(`incomplete: add a STEP in test/openapi-examples/flow.ts for:\n  ${missing.join('\n  ')}`);
     process.exitCode = 1;

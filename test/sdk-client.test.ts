@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { CardServiceClient, CardServiceError } from '../sdk/index.ts';
+import { ROOT } from './helpers/compiled-service.ts';
 
 /**
  * Issue 14, item 2: the SDK's transport — timeout, retries with backoff for network errors, 429 and
@@ -15,7 +16,8 @@ import { CardServiceClient, CardServiceError } from '../sdk/index.ts';
  */
 interface Seen { method: string; url: string; idempotencyKey: string | undefined; nonce: string | undefined; probe: string | undefined }
 
-const RESOURCES = path.resolve(import.meta.dirname, '..', 'sdk', 'resources');
+// The sources, also when this file runs compiled from dist/test/ (test/run.ts).
+const RESOURCES = path.join(ROOT, 'sdk', 'resources');
 
 /** A public method of a resource class as declared: its parameters' names, type texts and optionality. */
 interface DeclaredMethod { className: string; name: string; params: { name: string; type: string; optional: boolean }[] }

@@ -18,30 +18,34 @@ export interface AuditAccountRow {
   forcedCount: string;
 }
 
-/** Every account (of the partner, or all) with its stored balances and the ones derived from its entries. */
+/**
+ * Every account (of the partner, or all) with its stored balances and the ones derived from its entries.
+ * A partner's audit reads only that partner's accounts and their entries (index on account_id), so its
+ * cost follows the partner's ledger, not the whole table's.
+ */
 export async function auditAccountRows(q: Queryable, partnerId: string | null): Promise<AuditAccountRow[]> {
   return q.query<AuditAccountRow>(
-    `SELECT a.account_id AS "accountId", a.allow_negative AS "allowNegative",
+    `WITH a AS (SELECT * FROM ledger_accounts WHERE $1::text IS NULL OR partner_id = $1)
+     SELECT a.account_id AS "accountId", a.allow_negative AS "allowNegative",
             a.available::text AS available, a.pending::text AS pending, a.total::text AS total, a.version::text AS version,
             COALESCE(d.avail, 0)::text AS "derivedAvailable", COALESCE(d.pend, 0)::text AS "derivedPending",
             COALESCE(d.n, 0)::text AS "entryCount", COALESCE(d.forced, 0)::text AS "forcedCount",
             l.available_after::text AS "lastAvailable", l.pending_after::text AS "lastPending",
             l.account_version::text AS "lastVersion"
-       FROM ledger_accounts a
+       FROM a
        LEFT JOIN (
          SELECT e.account_id,
                 sum(e.amount) FILTER (WHERE e.bucket = 'AVAILABLE') AS avail,
                 sum(e.amount) FILTER (WHERE e.bucket = 'PENDING') AS pend,
                 count(*) AS n,
                 count(*) FILTER (WHERE p.forced) AS forced
-           FROM ledger_entries e JOIN ledger_postings p ON p.posting_id = e.posting_id
+           FROM a JOIN ledger_entries e ON e.account_id = a.account_id JOIN ledger_postings p ON p.posting_id = e.posting_id
           GROUP BY e.account_id
        ) d ON d.account_id = a.account_id
        LEFT JOIN LATERAL (
          SELECT available_after, pending_after, account_version FROM ledger_entries e
           WHERE e.account_id = a.account_id ORDER BY account_version DESC LIMIT 1
        ) l ON true
-      WHERE $1::text IS NULL OR a.partner_id = $1
       ORDER BY a.account_id`,
     [partnerId],
   );
@@ -53,8 +57,13 @@ export async function unbalancedPostings(q: Queryable, partnerId: string | null)
     `SELECT p.posting_id AS "postingId",
             COALESCE(string_agg(s.currency || ' ' || s.total::text, ', '), 'no entries') || ' (' || COALESCE(sum(s.n), 0)::text || ' entries)' AS detail
        FROM ledger_postings p
-       LEFT JOIN (SELECT posting_id, currency, sum(amount) AS total, count(*) AS n FROM ledger_entries GROUP BY posting_id, currency) s
-         ON s.posting_id = p.posting_id
+       LEFT JOIN (
+         -- A partner's postings move only its own accounts: its entries are found through them.
+         SELECT e.posting_id, e.currency, sum(e.amount) AS total, count(*) AS n
+           FROM ledger_entries e
+          WHERE $1::text IS NULL OR e.account_id IN (SELECT account_id FROM ledger_accounts WHERE partner_id = $1)
+          GROUP BY e.posting_id, e.currency
+       ) s ON s.posting_id = p.posting_id
       WHERE $1::text IS NULL OR p.partner_id = $1
       GROUP BY p.posting_id
      HAVING COALESCE(sum(s.n), 0) < 2 OR bool_or(s.total <> 0)`,

@@ -57,6 +57,7 @@ const TABLE_OWNERS: Record<string, string> = {
   idempotency_keys: 'platform',
   partners: 'partners',
   replay_nonces: 'partners',
+  replay_store_epoch: 'partners',
   credential_links: 'partners',
   partner_webhook_secrets: 'partners',
   event_sequences: 'events',

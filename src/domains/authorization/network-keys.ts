@@ -64,7 +64,7 @@ export class NetworkAuthenticator {
     if (!ipAllowed(key.ipAllowlist, req.ip, this.deps.config.env)) throw new ApiError('DAPI_IP_NOT_ALLOWED');
     const secretKey = unseal(this.deps.config.masterKey, key.secretKeyEnc, secretContext(key.networkKeyId));
     const replayKey = verifySignedRequest({ ...req, apiKey }, secretKey, this.deps.clock.now(), this.deps.config.timestampWindowMs);
-    throwUnlessNew(await this.replayStore.record(replayKey));
+    throwUnlessNew(await this.replayStore.record(replayKey), this.deps.clock.now());
     return { networkKeyId: key.networkKeyId, name: key.name };
   }
 }

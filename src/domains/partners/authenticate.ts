@@ -92,20 +92,23 @@ export class PartnerAuthenticator {
     if (!ipAllowed(partner.ipWhitelist.api, req.ip, deps.config.env)) throw new ApiError('DAPI_IP_NOT_ALLOWED');
 
     const replayKey = verifySignedRequest({ ...req, apiKey }, partner.secretKey, deps.clock.now(), deps.config.timestampWindowMs);
-    throwUnlessNew(await this.replayStore.record(replayKey));
+    throwUnlessNew(await this.replayStore.record(replayKey), deps.clock.now());
 
     return partner;
   }
 }
 
 /**
- * A replay-store verdict as D5's answer: a replay is DAPI_NONCE_REPLAYED; a timestamp the store
- * cannot vouch for (not later than its epoch plus the window, issue 34) is outside the accepted
- * window, DAPI_TIMESTAMP_EXPIRED.
+ * A replay-store verdict as D5's answer: a replay is DAPI_NONCE_REPLAYED. A timestamp the store
+ * cannot vouch for (not later than its epoch plus the window, issue 34: the first seconds after a
+ * crash of the database emptied the unlogged store) is SYS_UNAVAILABLE with Retry-After, the answer
+ * to a database restart: a retry signed after the bound is accepted, a captured request never is.
  */
-export function throwUnlessNew(verdict: ReplayVerdict): void {
+export function throwUnlessNew(verdict: ReplayVerdict, nowMs: number): void {
+  if (verdict === 'NEW') return;
   if (verdict === 'REPLAYED') throw new ApiError('DAPI_NONCE_REPLAYED');
-  if (verdict === 'BEFORE_EPOCH') throw new ApiError('DAPI_TIMESTAMP_EXPIRED');
+  const seconds = Math.max(1, Math.ceil((verdict.acceptsAfterMs + 1 - nowMs) / 1000));
+  throw new ApiError('SYS_UNAVAILABLE', undefined, { headers: { 'retry-after': String(seconds) } });
 }
 
 /** The shared replay store (D5, D7) for another signed caller (the card network ingress). */

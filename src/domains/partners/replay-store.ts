@@ -9,9 +9,10 @@ const MAX_BATCH = 512;
 /**
  * What the store says of a key: new (the request may proceed), a replay, or signed too early for the
  * store to know (issue 34: its timestamp is not later than the store's epoch plus the window, so a
- * copy may have been accepted before a crash emptied the unlogged store).
+ * copy may have been accepted before a crash emptied the unlogged store); `acceptsAfterMs` is that
+ * bound, the store vouches for later timestamps.
  */
-export type ReplayVerdict = 'NEW' | 'REPLAYED' | 'BEFORE_EPOCH';
+export type ReplayVerdict = 'NEW' | 'REPLAYED' | { acceptsAfterMs: number };
 
 /**
  * The shared replay store (D5, D7) as a table every instance writes to, batched: the keys of every
@@ -57,7 +58,8 @@ async function insertBatch(db: Db, keys: NonceKey[], guard: { windowMs: number; 
   const replays = new Set(replayed);
   return keys.map((k, n) => {
     const slot = slotOf[n];
-    if (k.timestampMs <= (sinceMs ?? 0) + guard.windowMs) return 'BEFORE_EPOCH';
+    const acceptsAfterMs = (sinceMs ?? 0) + guard.windowMs;
+    if (k.timestampMs <= acceptsAfterMs) return { acceptsAfterMs };
     return slot !== -1 && !replays.has(slot) ? 'NEW' : 'REPLAYED';
   });
 }

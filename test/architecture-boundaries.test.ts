@@ -87,6 +87,7 @@ const TABLE_OWNERS: Record<string, string> = {
   velocity_rule_amount_limits: 'velocity',
   velocity_rule_bindings: 'velocity',
   velocity_usage: 'velocity',
+  velocity_counters: 'velocity',
   velocity_period_zones: 'velocity',
   card_transactions: 'authorization',
   network_keys: 'authorization',

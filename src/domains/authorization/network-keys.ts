@@ -10,7 +10,7 @@ import type { Db } from '../../platform/db/db.ts';
 import { ApiError, paramInvalid } from '../../platform/errors.ts';
 import { ipAllowed, isValidWhitelistEntry } from '../../platform/http/ip.ts';
 import { API_KEY_FORMAT, verifySignedRequest, type SignedRequest } from '../../platform/http/signed-request.ts';
-import { newReplayGuard, type ReplayGuard } from '../partners/index.ts';
+import { newReplayGuard, throwUnlessNew, type ReplayGuard } from '../partners/index.ts';
 import { findNetworkKeyByApiKey, insertNetworkKey, listNetworkKeys, revokeNetworkKey, type NetworkKeyRow } from './store.ts';
 
 export interface NetworkCaller {
@@ -53,7 +53,7 @@ export class NetworkAuthenticator {
   private readonly replayStore: ReplayGuard;
 
   constructor(private readonly deps: { db: Db; config: Config; clock: Clock }) {
-    this.replayStore = newReplayGuard(deps.db);
+    this.replayStore = newReplayGuard(deps);
   }
 
   async authenticate(req: SignedRequest): Promise<NetworkCaller> {
@@ -64,7 +64,7 @@ export class NetworkAuthenticator {
     if (!ipAllowed(key.ipAllowlist, req.ip, this.deps.config.env)) throw new ApiError('DAPI_IP_NOT_ALLOWED');
     const secretKey = unseal(this.deps.config.masterKey, key.secretKeyEnc, secretContext(key.networkKeyId));
     const replayKey = verifySignedRequest({ ...req, apiKey }, secretKey, this.deps.clock.now(), this.deps.config.timestampWindowMs);
-    if (!(await this.replayStore.record(replayKey))) throw new ApiError('DAPI_NONCE_REPLAYED');
+    throwUnlessNew(await this.replayStore.record(replayKey), this.deps.clock.now());
     return { networkKeyId: key.networkKeyId, name: key.name };
   }
 }

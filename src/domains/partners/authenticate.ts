@@ -6,7 +6,7 @@ import type { Db } from '../../platform/db/db.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { ipAllowed } from '../../platform/http/ip.ts';
 import { API_KEY_FORMAT, verifySignedRequest, type SignedRequest } from '../../platform/http/signed-request.ts';
-import { ReplayStore } from './replay-store.ts';
+import { ReplayStore, type ReplayVerdict } from './replay-store.ts';
 import { findPartnerByApiKey, type Partner } from './store.ts';
 
 export type { SignedRequest };
@@ -79,7 +79,7 @@ export class PartnerAuthenticator {
   private readonly replayStore: ReplayStore;
 
   constructor(private readonly deps: { db: Db; config: Config; clock: Clock }, private readonly partners: PartnerCache) {
-    this.replayStore = new ReplayStore(deps.db);
+    this.replayStore = new ReplayStore(deps.db, { windowMs: deps.config.timestampWindowMs, now: () => deps.clock.now() });
   }
 
   async authenticate(req: SignedRequest): Promise<AuthenticatedPartner> {
@@ -92,19 +92,31 @@ export class PartnerAuthenticator {
     if (!ipAllowed(partner.ipWhitelist.api, req.ip, deps.config.env)) throw new ApiError('DAPI_IP_NOT_ALLOWED');
 
     const replayKey = verifySignedRequest({ ...req, apiKey }, partner.secretKey, deps.clock.now(), deps.config.timestampWindowMs);
-    const isNew = await this.replayStore.record(replayKey);
-    if (!isNew) throw new ApiError('DAPI_NONCE_REPLAYED');
+    throwUnlessNew(await this.replayStore.record(replayKey), deps.clock.now());
 
     return partner;
   }
 }
 
-/** The shared replay store (D5, D7) for another signed caller (the card network ingress): true when the key is new. */
-export interface ReplayGuard {
-  record(key: { apiKey: string; timestampMs: number; nonce: number }): Promise<boolean>;
+/**
+ * A replay-store verdict as D5's answer: a replay is DAPI_NONCE_REPLAYED. A timestamp the store
+ * cannot vouch for (not later than its epoch plus the window, issue 34: the first seconds after a
+ * crash of the database emptied the unlogged store) is SYS_UNAVAILABLE with Retry-After, the answer
+ * to a database restart: a retry signed after the bound is accepted, a captured request never is.
+ */
+export function throwUnlessNew(verdict: ReplayVerdict, nowMs: number): void {
+  if (verdict === 'NEW') return;
+  if (verdict === 'REPLAYED') throw new ApiError('DAPI_NONCE_REPLAYED');
+  const seconds = Math.max(1, Math.ceil((verdict.acceptsAfterMs + 1 - nowMs) / 1000));
+  throw new ApiError('SYS_UNAVAILABLE', undefined, { headers: { 'retry-after': String(seconds) } });
 }
 
-export function newReplayGuard(db: Db): ReplayGuard {
-  const store = new ReplayStore(db);
+/** The shared replay store (D5, D7) for another signed caller (the card network ingress). */
+export interface ReplayGuard {
+  record(key: { apiKey: string; timestampMs: number; nonce: number }): Promise<ReplayVerdict>;
+}
+
+export function newReplayGuard(deps: { db: Db; config: Config; clock: Clock }): ReplayGuard {
+  const store = new ReplayStore(deps.db, { windowMs: deps.config.timestampWindowMs, now: () => deps.clock.now() });
   return { record: (key) => store.record(key) };
 }

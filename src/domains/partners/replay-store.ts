@@ -1,31 +1,39 @@
 import { Batcher } from '../../platform/db/batcher.ts';
 import type { Db } from '../../platform/db/db.ts';
 import { invariant } from '../../platform/errors.ts';
-import { recordNonces, type NonceKey } from './store.ts';
+import { recordNonces, startReplayEpoch, type NonceKey } from './store.ts';
 
 /** Keys per statement: bounds the statement's size and its lock footprint. */
 const MAX_BATCH = 512;
 
 /**
+ * What the store says of a key: new (the request may proceed), a replay, or signed too early for the
+ * store to know (issue 34: its timestamp is not later than the store's epoch plus the window, so a
+ * copy may have been accepted before a crash emptied the unlogged store); `acceptsAfterMs` is that
+ * bound, the store vouches for later timestamps.
+ */
+export type ReplayVerdict = 'NEW' | 'REPLAYED' | { acceptsAfterMs: number };
+
+/**
  * The shared replay store (D5, D7) as a table every instance writes to, batched: the keys of every
  * request authenticated in one event-loop turn go in one INSERT, which answers only the keys that
  * were already present. One round trip and one commit serve many requests, and the table's primary
- * key decides, across all instances, which of two identical requests was first.
+ * key decides, across all instances, which of two identical requests was first. The table is
+ * unlogged (issue 34); its epoch guards what a crash took (docs/security.md).
  */
 export class ReplayStore {
-  private readonly batcher: Batcher<NonceKey, boolean>;
+  private readonly batcher: Batcher<NonceKey, ReplayVerdict>;
 
-  constructor(db: Db) {
-    this.batcher = new Batcher((keys) => insertBatch(db, keys), { maxBatch: MAX_BATCH, maxInFlight: 1 });
+  constructor(db: Db, guard: { windowMs: number; now: () => number }) {
+    this.batcher = new Batcher((keys) => insertBatch(db, keys, guard), { maxBatch: MAX_BATCH, maxInFlight: 1 });
   }
 
-  /** Resolves true when the key was new (the request may proceed), false for a replay. */
-  record(key: NonceKey): Promise<boolean> {
+  record(key: NonceKey): Promise<ReplayVerdict> {
     return this.batcher.submit(key);
   }
 }
 
-async function insertBatch(db: Db, keys: NonceKey[]): Promise<boolean[]> {
+async function insertBatch(db: Db, keys: NonceKey[], guard: { windowMs: number; now: () => number }): Promise<ReplayVerdict[]> {
   // A key twice in one batch: its first request goes to the database, the others are replays.
   const firstIndexOf = new Map<string, number>();
   const distinct: NonceKey[] = [];
@@ -37,7 +45,21 @@ async function insertBatch(db: Db, keys: NonceKey[]): Promise<boolean[]> {
     distinct.push(k);
     return distinct.length - 1;
   });
-  const replayed = new Set(await recordNonces(db, distinct));
-  invariant([...replayed].every((i) => i >= 0 && i < distinct.length), 'replay store answered a position outside the batch');
-  return slotOf.map((slot) => slot !== -1 && !replayed.has(slot));
+  let answer = await recordNonces(db, distinct);
+  if (answer.sinceMs === null) {
+    // The epoch row is gone with the rest of the store (crash recovery of the unlogged tables): the
+    // store is complete from now on. Another instance may start it first; then its instant counts.
+    await startReplayEpoch(db, guard.now());
+    answer = await recordNonces(db, distinct);
+    invariant(answer.sinceMs !== null, 'replay store epoch missing right after it was started');
+  }
+  const { replayed, sinceMs } = answer;
+  invariant(replayed.every((i) => i >= 0 && i < distinct.length), 'replay store answered a position outside the batch');
+  const replays = new Set(replayed);
+  return keys.map((k, n) => {
+    const slot = slotOf[n];
+    const acceptsAfterMs = (sinceMs ?? 0) + guard.windowMs;
+    if (k.timestampMs <= acceptsAfterMs) return { acceptsAfterMs };
+    return slot !== -1 && !replays.has(slot) ? 'NEW' : 'REPLAYED';
+  });
 }

@@ -97,22 +97,37 @@ export interface NonceKey {
 
 /**
  * Replay store (D7): inserts many distinct (apiKey, timestamp, nonce) keys in one statement and
- * returns the positions (0-based) of the keys that were already present: the replays. The answer
- * is empty in the normal case, so the statement costs one round trip and no rows to parse.
+ * returns the positions (0-based) of the keys that were already present (the replays) and the
+ * store's epoch (issue 34): the instant from which it holds every accepted key, null when the epoch
+ * row is missing (the unlogged store was emptied by crash recovery: nothing was inserted then).
+ * One round trip, one small row in the normal case.
  */
-export async function recordNonces(q: Queryable, keys: NonceKey[]): Promise<number[]> {
-  const rows = await q.query<{ i: string }>(
-    `WITH k AS (
+export async function recordNonces(q: Queryable, keys: NonceKey[]): Promise<{ replayed: number[]; sinceMs: number | null }> {
+  const rows = await q.query<{ i: string; since: string | null }>(
+    `WITH e AS (
+       SELECT since_ms FROM replay_store_epoch WHERE id = 1
+     ), k AS (
        SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[]) WITH ORDINALITY AS k(api_key, ts, nonce, i)
      ), ins AS (
-       INSERT INTO replay_nonces (api_key, ts, nonce) SELECT api_key, ts, nonce FROM k
+       INSERT INTO replay_nonces (ts, api_key, nonce) SELECT ts, api_key, nonce FROM k WHERE EXISTS (SELECT 1 FROM e)
        ON CONFLICT DO NOTHING RETURNING api_key, ts, nonce
      )
-     SELECT k.i FROM k LEFT JOIN ins ON ins.api_key = k.api_key AND ins.ts = k.ts AND ins.nonce = k.nonce
-     WHERE ins.nonce IS NULL`,
+     SELECT 0 AS i, since_ms::text AS since FROM e
+     UNION ALL
+     SELECT k.i, NULL FROM k LEFT JOIN ins ON ins.api_key = k.api_key AND ins.ts = k.ts AND ins.nonce = k.nonce
+     WHERE ins.nonce IS NULL AND EXISTS (SELECT 1 FROM e)`,
     [keys.map((k) => k.apiKey), keys.map((k) => String(k.timestampMs)), keys.map((k) => k.nonce)],
   );
-  return rows.map((r) => Number(r.i) - 1);
+  const epoch = rows.find((r) => r.since !== null);
+  return {
+    replayed: rows.filter((r) => r.since === null).map((r) => Number(r.i) - 1),
+    sinceMs: epoch ? Number(epoch.since) : null,
+  };
+}
+
+/** Starts the replay store's epoch at `nowMs` unless another instance already did (issue 34). */
+export async function startReplayEpoch(q: Queryable, nowMs: number): Promise<void> {
+  await q.query('INSERT INTO replay_store_epoch (id, since_ms) VALUES (1, $1) ON CONFLICT (id) DO NOTHING', [String(nowMs)]);
 }
 
 /** Entries older than this can never be replayed: their timestamp is outside the window. */

@@ -172,15 +172,40 @@ BEGIN
     IF v_after_available <> v_account.available - v_famt OR v_after_pending <> v_account.pending + v_famt THEN
       RAISE EXCEPTION 'authorization: hold on % did not move exactly % from available to pending', v_account.account_id, v_famt;
     END IF;
-    -- D32: the amount and one count to every period of the card and of its employee.
-    INSERT INTO velocity_usage AS u (partner_id, subject_type, subject_id, control, currency, period, period_key, used_amount, used_count, updated_at)
-      SELECT v_card.partner_id, s.kind, s.id, v_control, v_bcur, k.period, k.period_key, v_bamt, 1, p_now
+    -- D32: the amount and one count to every period of the card and of its employee: one counter
+    -- row per subject holding the four periods (issue 34), rolled over lazily. A period whose key
+    -- differs starts afresh when this authorization is at or after the row's latest instant; one
+    -- before it (a clock behind another instance's) leaves a period it no longer shares alone.
+    INSERT INTO velocity_counters AS u (partner_id, subject_type, subject_id, control, currency, as_of,
+        daily_key, daily_amount, daily_count, monthly_key, monthly_amount, monthly_count,
+        quarterly_key, quarterly_amount, quarterly_count, yearly_key, yearly_amount, yearly_count)
+      SELECT v_card.partner_id, s.kind, s.id, v_control, v_bcur, p_now,
+             v_keys[1], v_bamt, 1, v_keys[2], v_bamt, 1, v_keys[3], v_bamt, 1, v_keys[4], v_bamt, 1
         FROM (VALUES ('CARD', p_card_id), ('CUSTOMER', v_employee)) s(kind, id)
-        CROSS JOIN (VALUES ('DAILY', v_keys[1]), ('MONTHLY', v_keys[2]), ('QUARTERLY', v_keys[3]), ('YEARLY', v_keys[4])) k(period, period_key)
        WHERE s.id IS NOT NULL
-       ORDER BY s.kind, k.period
-      ON CONFLICT (partner_id, subject_type, subject_id, control, currency, period, period_key)
-      DO UPDATE SET used_amount = u.used_amount + excluded.used_amount, used_count = u.used_count + 1, updated_at = excluded.updated_at;
+       ORDER BY s.kind
+      ON CONFLICT (partner_id, subject_type, subject_id, control, currency) DO UPDATE SET
+        daily_amount = CASE WHEN u.daily_key = excluded.daily_key THEN u.daily_amount + excluded.daily_amount
+                            WHEN excluded.as_of >= u.as_of THEN excluded.daily_amount ELSE u.daily_amount END,
+        daily_count = CASE WHEN u.daily_key = excluded.daily_key THEN u.daily_count + 1
+                           WHEN excluded.as_of >= u.as_of THEN 1 ELSE u.daily_count END,
+        daily_key = CASE WHEN excluded.as_of >= u.as_of THEN excluded.daily_key ELSE u.daily_key END,
+        monthly_amount = CASE WHEN u.monthly_key = excluded.monthly_key THEN u.monthly_amount + excluded.monthly_amount
+                              WHEN excluded.as_of >= u.as_of THEN excluded.monthly_amount ELSE u.monthly_amount END,
+        monthly_count = CASE WHEN u.monthly_key = excluded.monthly_key THEN u.monthly_count + 1
+                             WHEN excluded.as_of >= u.as_of THEN 1 ELSE u.monthly_count END,
+        monthly_key = CASE WHEN excluded.as_of >= u.as_of THEN excluded.monthly_key ELSE u.monthly_key END,
+        quarterly_amount = CASE WHEN u.quarterly_key = excluded.quarterly_key THEN u.quarterly_amount + excluded.quarterly_amount
+                                WHEN excluded.as_of >= u.as_of THEN excluded.quarterly_amount ELSE u.quarterly_amount END,
+        quarterly_count = CASE WHEN u.quarterly_key = excluded.quarterly_key THEN u.quarterly_count + 1
+                               WHEN excluded.as_of >= u.as_of THEN 1 ELSE u.quarterly_count END,
+        quarterly_key = CASE WHEN excluded.as_of >= u.as_of THEN excluded.quarterly_key ELSE u.quarterly_key END,
+        yearly_amount = CASE WHEN u.yearly_key = excluded.yearly_key THEN u.yearly_amount + excluded.yearly_amount
+                             WHEN excluded.as_of >= u.as_of THEN excluded.yearly_amount ELSE u.yearly_amount END,
+        yearly_count = CASE WHEN u.yearly_key = excluded.yearly_key THEN u.yearly_count + 1
+                            WHEN excluded.as_of >= u.as_of THEN 1 ELSE u.yearly_count END,
+        yearly_key = CASE WHEN excluded.as_of >= u.as_of THEN excluded.yearly_key ELSE u.yearly_key END,
+        as_of = GREATEST(u.as_of, excluded.as_of);
   END IF;
 
   INSERT INTO card_transactions (trans_id, partner_id, card_id, organization_id, subject_type, subject_id, message_type, auth_type,

@@ -1,0 +1,161 @@
+-- Issue 31 section 3: one step of a backtest of a draft velocity rule (rule_backtests): replays the
+-- next p_limit recorded authorizations of the backtest's subjects in its window, in time order
+-- (created_at, trans_id: the order card_authorize decided them in), and records what the draft
+-- would have declined. The decision is velocity_refusal, the code live authorizations run
+-- (card_velocity_refusal); the facts are the replay's own: the draft bound to its subjects (the
+-- newest rule, so last in order), with the rules bound at the authorization's time (mode
+-- COMBINED, velocity_bound_rules) or alone (ALONE), and the usage the replay accumulated
+-- (rule_backtest_usage: an approval adds its amount and one count to every period of the card and
+-- of its employee, D32, in the partner's periods of the authorization's time, velocity_periods).
+-- An authorization declined when it was recorded is counted (alreadyDeclined) and not replayed: it
+-- added no usage. In mode COMBINED the other cards of the employees holding the draft's cards
+-- (context_employee_ids) are replayed too, with the bound rules only and unreported, so that a
+-- bound employee rule measures the employee's whole usage, as it did live. Writes only rule_backtest* rows: nothing live changes.
+-- Runs inside the job runner's transaction, only while p_lease_token holds the backtest.
+-- Returns ('LOST_LEASE' | 'MORE' | 'COMPLETED', processed so far, total).
+CREATE OR REPLACE FUNCTION velocity_backtest_step(p_backtest_id text, p_lease_token text, p_limit integer, p_now timestamptz)
+RETURNS TABLE (outcome text, processed bigint, total bigint) LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+  v_bt rule_backtests;
+  v_t record;
+  v_n integer := 0;
+  v_result jsonb;
+  v_evaluated bigint;
+  v_already bigint;
+  v_declined bigint;
+  v_samples jsonb;
+  v_control text;
+  v_employee text;
+  v_in_scope boolean;
+  v_keys text[];
+  v_keys_from timestamptz;
+  v_keys_until timestamptz;
+  v_rules jsonb;
+  v_usage jsonb;
+  v_refusal text;
+  v_key text;
+  v_amount text;
+  v_last_at timestamptz;
+  v_last_id text;
+  v_done boolean;
+BEGIN
+  SELECT * INTO v_bt FROM rule_backtests b WHERE b.backtest_id = p_backtest_id AND b.lease_token = p_lease_token FOR UPDATE;
+  IF NOT FOUND OR v_bt.status NOT IN ('PENDING', 'RUNNING') THEN
+    RETURN QUERY SELECT 'LOST_LEASE'::text, NULL::bigint, NULL::bigint;
+    RETURN;
+  END IF;
+  IF v_bt.total IS NULL THEN
+    SELECT count(*) INTO v_bt.total FROM card_transactions t
+     WHERE t.partner_id = v_bt.partner_id AND t.message_type = 'AUTHORIZATION'
+       AND t.created_at >= v_bt.window_start AND t.created_at < v_bt.window_end
+       AND (t.card_id = ANY (v_bt.card_ids)
+         OR (t.subject_type = 'CUSTOMER' AND (t.subject_id = ANY (v_bt.employee_ids) OR t.subject_id = ANY (v_bt.context_employee_ids))));
+  END IF;
+  v_result := v_bt.result;
+  v_evaluated := COALESCE((v_result ->> 'evaluated')::bigint, 0);
+  v_already := COALESCE((v_result ->> 'alreadyDeclined')::bigint, 0);
+  v_declined := COALESCE((v_result ->> 'declined')::bigint, 0);
+  v_samples := COALESCE(v_result -> 'samples', '[]'::jsonb);
+  v_last_at := v_bt.cursor_at;
+  v_last_id := v_bt.cursor_trans_id;
+
+  FOR v_t IN
+    SELECT t.trans_id, t.card_id, t.subject_type, t.subject_id, t.channel, t.currency, t.mcc, t.merchant_country,
+           t.billing_amount, t.billing_currency, t.status, t.created_at
+      FROM card_transactions t
+     WHERE t.partner_id = v_bt.partner_id AND t.message_type = 'AUTHORIZATION'
+       AND t.created_at >= v_bt.window_start AND t.created_at < v_bt.window_end
+       AND (v_bt.cursor_at IS NULL OR (t.created_at, t.trans_id) > (v_bt.cursor_at, v_bt.cursor_trans_id))
+       AND (t.card_id = ANY (v_bt.card_ids)
+         OR (t.subject_type = 'CUSTOMER' AND (t.subject_id = ANY (v_bt.employee_ids) OR t.subject_id = ANY (v_bt.context_employee_ids))))
+     ORDER BY t.created_at, t.trans_id
+     LIMIT p_limit
+  LOOP
+    v_n := v_n + 1;
+    v_last_at := v_t.created_at;
+    v_last_id := v_t.trans_id;
+    v_employee := CASE WHEN v_t.subject_type = 'CUSTOMER' THEN v_t.subject_id END;
+    v_in_scope := v_t.card_id = ANY (v_bt.card_ids) OR v_employee = ANY (v_bt.employee_ids);
+    IF v_t.status = 'DECLINED' THEN
+      IF v_in_scope THEN v_already := v_already + 1; END IF;
+      CONTINUE;
+    END IF;
+    IF v_in_scope THEN v_evaluated := v_evaluated + 1; END IF;
+    v_control := CASE WHEN v_t.channel = 'ATM' THEN 'CASH_ADVANCE' ELSE 'PURCHASE' END;
+    -- The partner's periods of the authorization's time; kept while the time stays inside all four.
+    IF v_keys IS NULL OR v_t.created_at < v_keys_from OR v_t.created_at >= v_keys_until THEN
+      SELECT array_agg(p.period_key ORDER BY array_position(ARRAY['DAILY', 'MONTHLY', 'QUARTERLY', 'YEARLY'], p.period)),
+             max(p.starts_at), min(p.ends_at)
+        INTO v_keys, v_keys_from, v_keys_until
+        FROM velocity_periods(v_bt.partner_id, v_t.created_at) p;
+    END IF;
+
+    v_rules := CASE WHEN v_bt.mode = 'COMBINED'
+                    THEN velocity_bound_rules(v_bt.partner_id, v_t.card_id, v_employee, v_control, v_t.billing_currency, v_t.created_at)
+               END;
+    v_rules := COALESCE(v_rules, '[]'::jsonb)
+      || CASE WHEN v_t.card_id = ANY (v_bt.card_ids) THEN jsonb_build_array(v_bt.draft || '{"scope": "CARD"}'::jsonb) ELSE '[]'::jsonb END
+      || CASE WHEN v_employee = ANY (v_bt.employee_ids) THEN jsonb_build_array(v_bt.draft || '{"scope": "CUSTOMER"}'::jsonb) ELSE '[]'::jsonb END;
+
+    -- The usage of the card and of its employee in the current periods: the amount in the billing
+    -- currency, the count over every currency (D31); rows of a past period key count as zero.
+    SELECT jsonb_object_agg(g.kind, g.periods) INTO v_usage
+      FROM (SELECT x.kind, jsonb_object_agg(x.period, jsonb_build_object('amount', x.amount, 'count', x.cnt)) AS periods
+              FROM (SELECT u.subject_type AS kind, u.period, sum(u.used_amount) FILTER (WHERE u.currency = v_t.billing_currency) AS amount,
+                           sum(u.used_count) AS cnt
+                      FROM rule_backtest_usage u
+                     WHERE u.backtest_id = p_backtest_id AND u.control = v_control
+                       AND ((u.subject_type = 'CARD' AND u.subject_id = v_t.card_id)
+                         OR (u.subject_type = 'CUSTOMER' AND v_employee IS NOT NULL AND u.subject_id = v_employee))
+                       AND u.period_key = v_keys[array_position(ARRAY['DAILY', 'MONTHLY', 'QUARTERLY', 'YEARLY'], u.period)]
+                     GROUP BY u.subject_type, u.period) x
+             GROUP BY x.kind) g;
+
+    v_refusal := velocity_refusal(v_rules, v_usage, v_control, v_t.currency, v_t.mcc, v_t.merchant_country,
+                                  v_t.billing_amount, v_t.billing_currency);
+    IF v_refusal IS NULL THEN
+      INSERT INTO rule_backtest_usage AS u (backtest_id, subject_type, subject_id, control, currency, period, period_key, used_amount, used_count)
+        SELECT p_backtest_id, s.kind, s.id, v_control, v_t.billing_currency, k.period, k.period_key, v_t.billing_amount, 1
+          FROM (VALUES ('CARD', v_t.card_id), ('CUSTOMER', v_employee)) s(kind, id)
+          CROSS JOIN (VALUES ('DAILY', v_keys[1]), ('MONTHLY', v_keys[2]), ('QUARTERLY', v_keys[3]), ('YEARLY', v_keys[4])) k(period, period_key)
+         WHERE s.id IS NOT NULL
+        ON CONFLICT (backtest_id, subject_type, subject_id, control, currency, period) DO UPDATE
+          SET period_key = excluded.period_key,
+              used_amount = CASE WHEN u.period_key = excluded.period_key THEN u.used_amount + excluded.used_amount ELSE excluded.used_amount END,
+              used_count = CASE WHEN u.period_key = excluded.period_key THEN u.used_count + 1 ELSE 1 END;
+    ELSIF v_in_scope THEN
+      v_declined := v_declined + 1;
+      IF jsonb_array_length(v_samples) < 20 THEN v_samples := v_samples || to_jsonb(v_t.trans_id); END IF;
+      v_amount := ((COALESCE(v_result -> 'declinedAmounts' ->> v_t.billing_currency, '0'))::numeric + v_t.billing_amount)::text;
+      v_result := jsonb_set(jsonb_set(v_result, '{declinedAmounts}', COALESCE(v_result -> 'declinedAmounts', '{}'::jsonb)),
+                            ARRAY['declinedAmounts', v_t.billing_currency], to_jsonb(v_amount));
+      -- Per reason (reason, rule, limit) and per UTC day of the window: a count and an amount per currency.
+      FOREACH v_key IN ARRAY ARRAY['byReason', 'byDay'] LOOP
+        v_result := velocity_backtest_tally(v_result, v_key,
+          CASE WHEN v_key = 'byReason' THEN v_refusal ELSE to_char(v_t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') END,
+          v_t.billing_currency, v_t.billing_amount);
+      END LOOP;
+      INSERT INTO rule_backtest_subjects AS d (backtest_id, subject_type, subject_id, currency, declined_count, declined_amount)
+        SELECT p_backtest_id, s.kind, s.id, v_t.billing_currency, 1, v_t.billing_amount
+          FROM (VALUES ('CARD', v_t.card_id), ('CUSTOMER', v_employee)) s(kind, id)
+         WHERE s.id IS NOT NULL
+        ON CONFLICT (backtest_id, subject_type, subject_id, currency) DO UPDATE
+          SET declined_count = d.declined_count + 1, declined_amount = d.declined_amount + excluded.declined_amount;
+    END IF;
+  END LOOP;
+
+  v_done := v_n < p_limit;
+  v_result := v_result || jsonb_build_object('evaluated', v_evaluated, 'alreadyDeclined', v_already, 'declined', v_declined,
+                                             'samples', v_samples);
+  UPDATE rule_backtests b
+     SET total = v_bt.total, processed = b.processed + v_n, cursor_at = v_last_at, cursor_trans_id = v_last_id, result = v_result,
+         status = CASE WHEN v_done THEN 'COMPLETED' ELSE 'RUNNING' END,
+         completed_at = CASE WHEN v_done THEN p_now END,
+         lease_token = NULL, attempts = 0, due_at = p_now, updated_at = p_now
+   WHERE b.backtest_id = p_backtest_id;
+  IF v_done THEN
+    DELETE FROM rule_backtest_usage u WHERE u.backtest_id = p_backtest_id;
+  END IF;
+  RETURN QUERY SELECT CASE WHEN v_done THEN 'COMPLETED' ELSE 'MORE' END, v_bt.processed + v_n, v_bt.total;
+END $$;

@@ -94,7 +94,6 @@ const TABLE_OWNERS: Record<string, string> = {
   auth_forwardings: 'authorization',
   auth_decisions: 'authorization',
   rule_backtests: 'authorization',
-  rule_backtest_usage: 'authorization',
   rule_backtest_subjects: 'authorization',
   assets: 'managed-balance',
   managed_users: 'managed-balance',

@@ -111,11 +111,16 @@ export async function failBacktest(q: Queryable, backtestId: string, token: stri
     `UPDATE rule_backtests SET lease_token = NULL, updated_at = $4,
        due_at = COALESCE($3, due_at), status = CASE WHEN $3::timestamptz IS NULL THEN 'FAILED' ELSE status END,
        error = CASE WHEN $3::timestamptz IS NULL THEN $5 ELSE error END,
-       completed_at = CASE WHEN $3::timestamptz IS NULL THEN $4 ELSE completed_at END
+       completed_at = CASE WHEN $3::timestamptz IS NULL THEN $4 ELSE completed_at END,
+       usage_count_slots = CASE WHEN $3::timestamptz IS NULL THEN '{}' ELSE usage_count_slots END,
+       usage_count_keys = CASE WHEN $3::timestamptz IS NULL THEN '{}' ELSE usage_count_keys END,
+       usage_counts = CASE WHEN $3::timestamptz IS NULL THEN '{}' ELSE usage_counts END,
+       usage_amount_slots = CASE WHEN $3::timestamptz IS NULL THEN '{}' ELSE usage_amount_slots END,
+       usage_amount_keys = CASE WHEN $3::timestamptz IS NULL THEN '{}' ELSE usage_amount_keys END,
+       usage_amounts = CASE WHEN $3::timestamptz IS NULL THEN '{}' ELSE usage_amounts END
      WHERE backtest_id = $1 AND lease_token = $2 RETURNING 1 AS ok`,
     [backtestId, token, retryAt, now, error],
   );
-  if (rows.length > 0 && retryAt === null) await q.query('DELETE FROM rule_backtest_usage WHERE backtest_id = $1', [backtestId]);
   return rows.length > 0;
 }
 

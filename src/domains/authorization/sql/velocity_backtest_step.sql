@@ -5,7 +5,7 @@
 -- (card_velocity_refusal); the facts are the replay's own: the draft bound to its subjects (the
 -- newest rule, so last in order), with the rules bound at the authorization's time (mode
 -- COMBINED, velocity_bound_rules) or alone (ALONE), and the usage the replay accumulated
--- (rule_backtest_usage: an approval adds its amount and one count to every period of the card and
+-- (rule_backtests.usage_*: an approval adds its amount and one count to every period of the card and
 -- of its employee, D32, in the partner's periods of the authorization's time, velocity_periods).
 -- An authorization declined when it was recorded is counted (alreadyDeclined) and not replayed: it
 -- added no usage. In mode COMBINED the other cards of the employees holding the draft's cards
@@ -39,6 +39,22 @@ DECLARE
   v_last_at timestamptz;
   v_last_id text;
   v_done boolean;
+  -- The replay's usage (rule_backtests.usage_*): count slots per subject and control, amount slots per
+  -- subject, control and billing currency; each slot holds the four periods (daily, monthly,
+  -- quarterly, yearly) as [period key, figure], the key of the period the figure belongs to.
+  v_cnames text[];
+  v_ckeys text[];
+  v_counts bigint[];
+  v_anames text[];
+  v_akeys text[];
+  v_amounts numeric[];
+  v_kinds text[];
+  v_ids text[];
+  v_ci integer[];
+  v_ai integer[];
+  v_name text;
+  v_x integer;
+  v_periods jsonb;
 BEGIN
   SELECT * INTO v_bt FROM rule_backtests b WHERE b.backtest_id = p_backtest_id AND b.lease_token = p_lease_token FOR UPDATE;
   IF NOT FOUND OR v_bt.status NOT IN ('PENDING', 'RUNNING') THEN
@@ -59,6 +75,12 @@ BEGIN
   v_samples := COALESCE(v_result -> 'samples', '[]'::jsonb);
   v_last_at := v_bt.cursor_at;
   v_last_id := v_bt.cursor_trans_id;
+  v_cnames := v_bt.usage_count_slots;
+  v_ckeys := v_bt.usage_count_keys;
+  v_counts := v_bt.usage_counts;
+  v_anames := v_bt.usage_amount_slots;
+  v_akeys := v_bt.usage_amount_keys;
+  v_amounts := v_bt.usage_amounts;
 
   FOR v_t IN
     SELECT t.trans_id, t.card_id, t.subject_type, t.subject_id, t.channel, t.currency, t.mcc, t.merchant_country,
@@ -99,31 +121,55 @@ BEGIN
       || CASE WHEN v_employee = ANY (v_bt.employee_ids) THEN jsonb_build_array(v_bt.draft || '{"scope": "CUSTOMER"}'::jsonb) ELSE '[]'::jsonb END;
 
     -- The usage of the card and of its employee in the current periods: the amount in the billing
-    -- currency, the count over every currency (D31); rows of a past period key count as zero.
-    SELECT jsonb_object_agg(g.kind, g.periods) INTO v_usage
-      FROM (SELECT x.kind, jsonb_object_agg(x.period, jsonb_build_object('amount', x.amount, 'count', x.cnt)) AS periods
-              FROM (SELECT u.subject_type AS kind, u.period, sum(u.used_amount) FILTER (WHERE u.currency = v_t.billing_currency) AS amount,
-                           sum(u.used_count) AS cnt
-                      FROM rule_backtest_usage u
-                     WHERE u.backtest_id = p_backtest_id AND u.control = v_control
-                       AND ((u.subject_type = 'CARD' AND u.subject_id = v_t.card_id)
-                         OR (u.subject_type = 'CUSTOMER' AND v_employee IS NOT NULL AND u.subject_id = v_employee))
-                       AND u.period_key = v_keys[array_position(ARRAY['DAILY', 'MONTHLY', 'QUARTERLY', 'YEARLY'], u.period)]
-                     GROUP BY u.subject_type, u.period) x
-             GROUP BY x.kind) g;
+    -- currency, the count over every currency (D31); a figure of a past period key counts as zero.
+    v_kinds := ARRAY['CARD', 'CUSTOMER'];
+    v_ids := ARRAY[v_t.card_id, v_employee];
+    v_ci := ARRAY[NULL, NULL]::integer[];
+    v_ai := ARRAY[NULL, NULL]::integer[];
+    v_usage := '{}'::jsonb;
+    FOR k IN 1 .. 2 LOOP
+      CONTINUE WHEN v_ids[k] IS NULL;
+      v_ci[k] := array_position(v_cnames, v_kinds[k] || '|' || v_ids[k] || '|' || v_control);
+      v_ai[k] := array_position(v_anames, v_kinds[k] || '|' || v_ids[k] || '|' || v_control || '|' || v_t.billing_currency);
+      CONTINUE WHEN v_ci[k] IS NULL;
+      v_periods := '{}'::jsonb;
+      FOR p IN 1 .. 4 LOOP
+        v_periods := v_periods || jsonb_build_object((ARRAY['DAILY', 'MONTHLY', 'QUARTERLY', 'YEARLY'])[p], jsonb_build_object(
+          'amount', CASE WHEN v_ai[k] IS NOT NULL AND v_akeys[(v_ai[k] - 1) * 4 + p] = v_keys[p] THEN v_amounts[(v_ai[k] - 1) * 4 + p] ELSE 0 END,
+          'count', CASE WHEN v_ckeys[(v_ci[k] - 1) * 4 + p] = v_keys[p] THEN v_counts[(v_ci[k] - 1) * 4 + p] ELSE 0 END));
+      END LOOP;
+      v_usage := v_usage || jsonb_build_object(v_kinds[k], v_periods);
+    END LOOP;
 
     v_refusal := velocity_refusal(v_rules, v_usage, v_control, v_t.currency, v_t.mcc, v_t.merchant_country,
                                   v_t.billing_amount, v_t.billing_currency);
     IF v_refusal IS NULL THEN
-      INSERT INTO rule_backtest_usage AS u (backtest_id, subject_type, subject_id, control, currency, period, period_key, used_amount, used_count)
-        SELECT p_backtest_id, s.kind, s.id, v_control, v_t.billing_currency, k.period, k.period_key, v_t.billing_amount, 1
-          FROM (VALUES ('CARD', v_t.card_id), ('CUSTOMER', v_employee)) s(kind, id)
-          CROSS JOIN (VALUES ('DAILY', v_keys[1]), ('MONTHLY', v_keys[2]), ('QUARTERLY', v_keys[3]), ('YEARLY', v_keys[4])) k(period, period_key)
-         WHERE s.id IS NOT NULL
-        ON CONFLICT (backtest_id, subject_type, subject_id, control, currency, period) DO UPDATE
-          SET period_key = excluded.period_key,
-              used_amount = CASE WHEN u.period_key = excluded.period_key THEN u.used_amount + excluded.used_amount ELSE excluded.used_amount END,
-              used_count = CASE WHEN u.period_key = excluded.period_key THEN u.used_count + 1 ELSE 1 END;
+      -- D32: the amount and one count to every period of the card and of its employee.
+      FOR k IN 1 .. 2 LOOP
+        CONTINUE WHEN v_ids[k] IS NULL;
+        IF v_ci[k] IS NULL THEN
+          v_cnames := v_cnames || (v_kinds[k] || '|' || v_ids[k] || '|' || v_control);
+          v_ckeys := v_ckeys || v_keys;
+          v_counts := v_counts || ARRAY[0, 0, 0, 0]::bigint[];
+          v_ci[k] := array_length(v_cnames, 1);
+        END IF;
+        IF v_ai[k] IS NULL THEN
+          v_anames := v_anames || (v_kinds[k] || '|' || v_ids[k] || '|' || v_control || '|' || v_t.billing_currency);
+          v_akeys := v_akeys || v_keys;
+          v_amounts := v_amounts || ARRAY[0, 0, 0, 0]::numeric[];
+          v_ai[k] := array_length(v_anames, 1);
+        END IF;
+        FOR p IN 1 .. 4 LOOP
+          v_x := (v_ci[k] - 1) * 4 + p;
+          IF v_ckeys[v_x] = v_keys[p] THEN v_counts[v_x] := v_counts[v_x] + 1;
+          ELSE v_ckeys[v_x] := v_keys[p]; v_counts[v_x] := 1;
+          END IF;
+          v_x := (v_ai[k] - 1) * 4 + p;
+          IF v_akeys[v_x] = v_keys[p] THEN v_amounts[v_x] := v_amounts[v_x] + v_t.billing_amount;
+          ELSE v_akeys[v_x] := v_keys[p]; v_amounts[v_x] := v_t.billing_amount;
+          END IF;
+        END LOOP;
+      END LOOP;
     ELSIF v_in_scope THEN
       v_declined := v_declined + 1;
       IF jsonb_array_length(v_samples) < 20 THEN v_samples := v_samples || to_jsonb(v_t.trans_id); END IF;
@@ -152,10 +198,10 @@ BEGIN
      SET total = v_bt.total, processed = b.processed + v_n, cursor_at = v_last_at, cursor_trans_id = v_last_id, result = v_result,
          status = CASE WHEN v_done THEN 'COMPLETED' ELSE 'RUNNING' END,
          completed_at = CASE WHEN v_done THEN p_now END,
-         lease_token = NULL, attempts = 0, due_at = p_now, updated_at = p_now
+         lease_token = NULL, attempts = 0, due_at = p_now, updated_at = p_now,
+         usage_count_slots = CASE WHEN v_done THEN '{}' ELSE v_cnames END, usage_count_keys = CASE WHEN v_done THEN '{}' ELSE v_ckeys END,
+         usage_counts = CASE WHEN v_done THEN '{}' ELSE v_counts END, usage_amount_slots = CASE WHEN v_done THEN '{}' ELSE v_anames END,
+         usage_amount_keys = CASE WHEN v_done THEN '{}' ELSE v_akeys END, usage_amounts = CASE WHEN v_done THEN '{}' ELSE v_amounts END
    WHERE b.backtest_id = p_backtest_id;
-  IF v_done THEN
-    DELETE FROM rule_backtest_usage u WHERE u.backtest_id = p_backtest_id;
-  END IF;
   RETURN QUERY SELECT CASE WHEN v_done THEN 'COMPLETED' ELSE 'MORE' END, v_bt.processed + v_n, v_bt.total;
 END $$;

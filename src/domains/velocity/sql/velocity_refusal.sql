@@ -20,43 +20,52 @@ CREATE OR REPLACE FUNCTION velocity_refusal(
   p_billing_amount numeric, p_billing_currency text
 ) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
+  v_n integer := COALESCE(jsonb_array_length(p_rules), 0);
   v_rule jsonb;
+  v_limits jsonb;
   v_limit jsonb;
   v_counts jsonb;
+  v_usage jsonb;
   v_period text;
   v_cap text;
+  v_filter jsonb;
 BEGIN
-  IF p_rules IS NULL OR jsonb_array_length(p_rules) = 0 THEN RETURN NULL; END IF;
-  FOR v_rule IN SELECT e FROM jsonb_array_elements(p_rules) e LOOP
+  -- Plain loops over the documents (no query per rule): this runs once per authorization, live and replayed.
+  FOR i IN 0 .. v_n - 1 LOOP
+    v_rule := p_rules -> i;
     IF p_control = 'CASH_ADVANCE' AND (v_rule -> 'cashAdvanceControl' ->> 'allowed') = 'false' THEN
       RETURN 'CASH_ADVANCE_NOT_ALLOWED:' || (v_rule ->> 'ruleId');
     END IF;
-    IF jsonb_typeof(v_rule -> 'currencyControl') = 'object'
-       AND ((v_rule -> 'currencyControl' -> 'values') ? p_currency) <> ((v_rule -> 'currencyControl' ->> 'filterType') = 'WHITELIST') THEN
+    v_filter := v_rule -> 'currencyControl';
+    IF jsonb_typeof(v_filter) = 'object' AND ((v_filter -> 'values') ? p_currency) <> ((v_filter ->> 'filterType') = 'WHITELIST') THEN
       RETURN 'CURRENCY_NOT_ALLOWED:' || (v_rule ->> 'ruleId');
     END IF;
-    IF jsonb_typeof(v_rule -> 'mccControl') = 'object'
-       AND ((v_rule -> 'mccControl' -> 'values') ? p_mcc) <> ((v_rule -> 'mccControl' ->> 'filterType') = 'WHITELIST') THEN
+    v_filter := v_rule -> 'mccControl';
+    IF jsonb_typeof(v_filter) = 'object' AND ((v_filter -> 'values') ? p_mcc) <> ((v_filter ->> 'filterType') = 'WHITELIST') THEN
       RETURN 'MCC_NOT_ALLOWED:' || (v_rule ->> 'ruleId');
     END IF;
-    IF jsonb_typeof(v_rule -> 'geographicControl') = 'object'
-       AND ((v_rule -> 'geographicControl' -> 'values') ? p_country) <> ((v_rule -> 'geographicControl' ->> 'filterType') = 'WHITELIST') THEN
+    v_filter := v_rule -> 'geographicControl';
+    IF jsonb_typeof(v_filter) = 'object' AND ((v_filter -> 'values') ? p_country) <> ((v_filter ->> 'filterType') = 'WHITELIST') THEN
       RETURN 'COUNTRY_NOT_ALLOWED:' || (v_rule ->> 'ruleId');
     END IF;
   END LOOP;
 
   -- Amount caps of the transaction's control group in the billing currency: per transaction, and
   -- per period against the usage of the rule's subject.
-  FOR v_rule IN SELECT e FROM jsonb_array_elements(p_rules) e LOOP
-    FOR v_limit IN SELECT l FROM jsonb_array_elements(COALESCE(v_rule -> 'amountLimits', '[]'::jsonb)) l
-                    WHERE l ->> 'control' = p_control AND l ->> 'currency' = p_billing_currency LOOP
+  FOR i IN 0 .. v_n - 1 LOOP
+    v_rule := p_rules -> i;
+    v_limits := v_rule -> 'amountLimits';
+    CONTINUE WHEN v_limits IS NULL OR jsonb_typeof(v_limits) <> 'array';
+    v_usage := p_usage -> (v_rule ->> 'scope');
+    FOR j IN 0 .. jsonb_array_length(v_limits) - 1 LOOP
+      v_limit := v_limits -> j;
+      CONTINUE WHEN v_limit ->> 'control' IS DISTINCT FROM p_control OR v_limit ->> 'currency' IS DISTINCT FROM p_billing_currency;
       IF (v_limit ->> 'perTransaction') IS NOT NULL AND p_billing_amount > (v_limit ->> 'perTransaction')::numeric THEN
         RETURN 'VELOCITY_LIMIT_EXCEEDED:' || (v_rule ->> 'ruleId') || ':PER_TRANSACTION';
       END IF;
       FOREACH v_period IN ARRAY ARRAY['DAILY', 'MONTHLY', 'QUARTERLY', 'YEARLY'] LOOP
         v_cap := v_limit ->> lower(v_period);
-        IF v_cap IS NOT NULL
-           AND COALESCE((p_usage -> (v_rule ->> 'scope') -> v_period ->> 'amount')::numeric, 0) + p_billing_amount > v_cap::numeric THEN
+        IF v_cap IS NOT NULL AND COALESCE((v_usage -> v_period ->> 'amount')::numeric, 0) + p_billing_amount > v_cap::numeric THEN
           RETURN 'VELOCITY_LIMIT_EXCEEDED:' || (v_rule ->> 'ruleId') || ':' || v_period;
         END IF;
       END LOOP;
@@ -64,13 +73,14 @@ BEGIN
   END LOOP;
 
   -- Count caps span currencies (D31).
-  FOR v_rule IN SELECT e FROM jsonb_array_elements(p_rules) e LOOP
+  FOR i IN 0 .. v_n - 1 LOOP
+    v_rule := p_rules -> i;
     v_counts := CASE WHEN p_control = 'PURCHASE' THEN v_rule -> 'purchaseControl' ELSE v_rule -> 'cashAdvanceControl' END -> 'countLimits';
     CONTINUE WHEN v_counts IS NULL OR jsonb_typeof(v_counts) <> 'object';
+    v_usage := p_usage -> (v_rule ->> 'scope');
     FOREACH v_period IN ARRAY ARRAY['DAILY', 'MONTHLY', 'QUARTERLY', 'YEARLY'] LOOP
       v_cap := v_counts ->> lower(v_period);
-      IF v_cap IS NOT NULL
-         AND COALESCE((p_usage -> (v_rule ->> 'scope') -> v_period ->> 'count')::bigint, 0) + 1 > v_cap::bigint THEN
+      IF v_cap IS NOT NULL AND COALESCE((v_usage -> v_period ->> 'count')::bigint, 0) + 1 > v_cap::bigint THEN
         RETURN 'VELOCITY_LIMIT_EXCEEDED:' || (v_rule ->> 'ruleId') || ':' || v_period || '_COUNT';
       END IF;
     END LOOP;

@@ -25,6 +25,16 @@ CREATE TABLE rule_backtests (
   -- The replay's cursor: the last authorization replayed, in (created_at, trans_id) order.
   cursor_at        timestamptz,
   cursor_trans_id  text,
+  -- The usage the replay accumulated (velocity_backtest_step): per subject and control (counts) and per
+  -- subject, control and billing currency (amounts), the four periods' current key and figure only
+  -- (time only moves forward in a replay), so the state is bounded by the subjects, not by the
+  -- authorizations. Emptied when the backtest ends.
+  usage_count_slots  text[]    NOT NULL DEFAULT '{}',
+  usage_count_keys   text[]    NOT NULL DEFAULT '{}',
+  usage_counts       bigint[]  NOT NULL DEFAULT '{}',
+  usage_amount_slots text[]    NOT NULL DEFAULT '{}',
+  usage_amount_keys  text[]    NOT NULL DEFAULT '{}',
+  usage_amounts      numeric[] NOT NULL DEFAULT '{}',
   -- The figures so far (a bounded document: per reason, per day of the window, per currency; samples).
   result           jsonb       NOT NULL DEFAULT '{}'::jsonb,
   error            text,
@@ -38,22 +48,6 @@ CREATE TABLE rule_backtests (
 );
 CREATE INDEX rule_backtests_due ON rule_backtests (due_at) WHERE status IN ('PENDING', 'RUNNING');
 CREATE INDEX rule_backtests_partner ON rule_backtests (partner_id, created_at DESC);
-
--- The usage the replay accumulated: per subject, control, currency and period, the current period's
--- key and figures only (time only moves forward in a replay), so the state is bounded by the
--- subjects, not by the authorizations. Deleted when the backtest ends.
-CREATE TABLE rule_backtest_usage (
-  backtest_id  text    NOT NULL REFERENCES rule_backtests (backtest_id) ON DELETE CASCADE,
-  subject_type text    NOT NULL CHECK (subject_type IN ('CARD', 'CUSTOMER')),
-  subject_id   text    NOT NULL,
-  control      text    NOT NULL CHECK (control IN ('PURCHASE', 'CASH_ADVANCE')),
-  currency     text    NOT NULL,
-  period       text    NOT NULL CHECK (period IN ('DAILY', 'MONTHLY', 'QUARTERLY', 'YEARLY')),
-  period_key   text    NOT NULL,
-  used_amount  numeric NOT NULL CHECK (used_amount >= 0),
-  used_count   bigint  NOT NULL CHECK (used_count >= 0),
-  PRIMARY KEY (backtest_id, subject_type, subject_id, control, currency, period)
-);
 
 -- What the replay would have declined per card and per employee, for the top lists.
 CREATE TABLE rule_backtest_subjects (

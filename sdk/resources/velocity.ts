@@ -63,7 +63,7 @@ export type Quota = Static<typeof QuotaOut>;
 /** One velocity period of a quota: key, time zone, start and end with offset (issue 31). */
 export type PeriodWindow = Static<typeof PeriodWindowOut>;
 
-/** A backtest of a draft rule (issue 31): the draft (a create-rule body), its subjects, the window and the mode. */
+/** A backtest of a draft rule: the draft (a create-rule body), its subjects, the window and the mode. */
 export type BacktestParams = RequestOf<typeof BacktestBody>;
 /** A backtest with its progress and its figures (final once status is COMPLETED). */
 export type Backtest = Static<typeof BacktestOut>;

@@ -14,7 +14,7 @@ import { WEBHOOK_EVENTS } from '../sdk/contract/webhooks.ts';
 const MINTED_PREFIXES: Record<string, string[]> = {
   organizationId: ['org'], customerId: ['cus'], custodianCustomerId: ['cus'], subjectId: ['org', 'cus', 'cd', 'mu'],
   cardId: ['cd'], cardApplyId: ['ca'], transId: ['tx'], originalTransId: ['tx'], eventId: ['ev'], partnerId: ['pt'],
-  ruleId: ['vr'], transferId: ['tf'], transactionId: ['am'], orderId: ['qr'], networkKeyId: ['nk'], operatorId: ['op_'],
+  ruleId: ['vr'], backtestId: ['bt'], transferId: ['tf'], transactionId: ['am'], orderId: ['qr'], networkKeyId: ['nk'], operatorId: ['op_'],
 };
 const mintedShape = (prefix: string) => new RegExp(`^${prefix}[0-9a-z]{8}[0-9a-f]{${20 - prefix.length - 8}}$`);
 

@@ -265,7 +265,7 @@ export const BACKTEST_STATUSES = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED'] a
 /** Entries of the top lists and of the sample transIds in a backtest's result. */
 export const BACKTEST_TOP_MAX = 10;
 export const BACKTEST_SAMPLES_MAX = 20;
-const BacktestId = Type.String({ minLength: 1, maxLength: 20, description: 'Backtest identifier', examples: ['btmwxdk8zq49621f23a'] });
+const BacktestId = Type.String({ minLength: 1, maxLength: 20, description: 'Backtest identifier', examples: ['btmwxdk8zq49621f23ab'] });
 
 export const BacktestBody = Type.Object({
   rule: Type.Object(CreateRuleBody.properties, {

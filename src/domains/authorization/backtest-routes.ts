@@ -48,7 +48,7 @@ export function backtestRoutes(deps: BacktestDeps): RouteDef[] {
       body: BacktestKeyBody,
       data: BacktestOut,
       errors: ['VELOCITY_BACKTEST_NOT_FOUND'],
-      example: { backtestId: 'btmwxdk8zq49621f23a' },
+      example: { backtestId: 'btmwxdk8zq49621f23ab' },
       handler: ({ body, partner }) => queryBacktest(deps, partner.partnerId, body),
     }),
   ];

@@ -130,11 +130,11 @@ describe('velocity backtests of a draft rule (issue 31 section 3)', () => {
     assert.equal(result.declined, liveDeclined.length);
     const sampled = result.sampleTransIds.map((id) => recorded.findIndex((r) => r.transId === id));
     assert.deepEqual(sampled, liveDeclined, 'the backtest declines the same authorizations');
-    // Reasons and limits: the live decline detail is ruleId[:LIMIT], the backtest names the draft DRAFT.
+    // Reasons and limits: the live decline detail is ruleId[:LIMIT]; the backtest's ruleId is null for the draft.
     const liveReasons = live.filter((t) => t.declineReason).map((t) => `${t.declineReason}:${t.declineDetail!.split(':').slice(1).join(':') || '-'}`).sort();
     const backtestReasons = result.byReason.flatMap((r) => Array.from({ length: r.count }, () => `${r.reason}:${r.limit ?? '-'}`)).sort();
     assert.deepEqual(backtestReasons, liveReasons);
-    assert.ok(result.byReason.every((r) => r.ruleId === 'DRAFT'));
+    assert.ok(result.byReason.every((r) => r.ruleId === null), 'the draft declines: ruleId null');
     const declinedSum = liveDeclined.reduce((s, i) => s + Number(SEQUENCE[i]![1]) * 100, 0);
     assert.deepEqual(result.declinedAmounts.map((a) => [a.currency, Number(decimalText(a.amount)) * 100]), [['USD', declinedSum]]);
     assert.deepEqual(result.byDay.map((d) => d.count), [3, 1]);
@@ -167,13 +167,13 @@ describe('velocity backtests of a draft rule (issue 31 section 3)', () => {
     const bindings = [{ subjectType: 'CARD', subjectIds: [w.card.cardId] }];
 
     const alone = await runToEnd(w.client, (await w.client.velocity.backtest({ rule: draft, bindings, ...window, mode: 'ALONE' })).backtestId, 50);
-    assert.deepEqual(alone.result!.byReason.map((r) => [r.reason, r.ruleId, r.limit, r.count]), [['MCC_NOT_ALLOWED', 'DRAFT', null, 1]]);
+    assert.deepEqual(alone.result!.byReason.map((r) => [r.reason, r.ruleId, r.limit, r.count]), [['MCC_NOT_ALLOWED', null, null, 1]]);
 
     const combined = await runToEnd(w.client, (await w.client.velocity.backtest({ rule: draft, bindings, ...window })).backtestId, 50);
     assert.equal(combined.mode, 'COMBINED');
     const reasons = combined.result!.byReason.map((r) => [r.reason, r.ruleId, r.limit]);
     assert.ok(reasons.some(([reason, ruleId, limit]) => reason === 'VELOCITY_LIMIT_EXCEEDED' && ruleId === bound.ruleId && limit === 'DAILY'), JSON.stringify(reasons));
-    assert.ok(reasons.some(([, ruleId]) => ruleId === 'DRAFT'));
+    assert.ok(reasons.some(([, ruleId]) => ruleId === null), 'and the draft');
     assert.ok(!reasons.some(([, ruleId]) => ruleId === late.ruleId), 'a rule bound after the authorizations is not applied');
     assert.ok(combined.result!.declined > alone.result!.declined);
   });

@@ -268,9 +268,8 @@ export const BACKTEST_SAMPLES_MAX = 20;
 const BacktestId = Type.String({ minLength: 1, maxLength: 20, description: 'Backtest identifier', examples: ['btmwxdk8zq49621f23ab'] });
 
 export const BacktestBody = Type.Object({
-  rule: Type.Object(CreateRuleBody.properties, {
-    description: 'The draft rule: the body of create-rule, validated as create-rule validates it; nothing is created',
-  }),
+  // The draft rule: a create-rule body, validated as create-rule validates it; nothing is created.
+  rule: CreateRuleBody,
   bindings: Type.Array(Type.Object({
     subjectType: SubjectTypeText,
     subjectIds: BindRuleBody.properties.subjectIds,
@@ -284,10 +283,13 @@ export const BacktestBody = Type.Object({
 
 export const BacktestKeyBody = Type.Object({ backtestId: BacktestId });
 
-const AmountsOut = Type.Array(Type.Object({ currency: Type.String(), amount: Decimal }), {
+/** Declined amounts per billing currency. */
+export const BacktestAmountsOut = Type.Array(Type.Object({ currency: Type.String(), amount: Decimal }), {
   description: 'Declined amounts per billing currency',
 });
-const SubjectDeclines = Type.Object({ subjectId: Type.String(), declinedCount: Type.Integer(), amounts: AmountsOut });
+const AmountsOut = BacktestAmountsOut;
+export const BacktestSubjectOut = Type.Object({ subjectId: Type.String(), declinedCount: Type.Integer(), amounts: AmountsOut });
+const SubjectDeclines = BacktestSubjectOut;
 
 export const BacktestResultOut = Type.Object({
   evaluated: Type.Integer({ description: 'Recorded authorizations replayed (approved when they were recorded)' }),
@@ -296,7 +298,7 @@ export const BacktestResultOut = Type.Object({
   declinedAmounts: AmountsOut,
   byReason: Type.Array(Type.Object({
     reason: Type.String({ description: 'The decline reason an authorization would have had', examples: ['VELOCITY_LIMIT_EXCEEDED'] }),
-    ruleId: Type.String({ description: 'DRAFT for the draft rule, else the bound rule that declines' }),
+    ruleId: Type.Union([Type.String(), Type.Null()], { description: 'The bound rule that declines; null for the draft' }),
     limit: Type.Union([Type.String(), Type.Null()], { description: 'For VELOCITY_LIMIT_EXCEEDED: the cap (PER_TRANSACTION, DAILY, ..., DAILY_COUNT, ...)' }),
     count: Type.Integer(),
     amounts: AmountsOut,

@@ -24,7 +24,7 @@ import type { Db } from '../../platform/db/db.ts';
 import { ApiError, paramInvalid } from '../../platform/errors.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
 import { toWire } from '../../platform/money.ts';
-import { checkDraft, type CardLookup } from '../velocity/index.ts';
+import { checkDraft, DRAFT_RULE_ID, type CardLookup } from '../velocity/index.ts';
 import {
   backtestBacklog, failBacktest, findBacktest, insertBacktest, leaseDueBacktests, stepBacktest, topDeclinedSubjects,
   type BacktestRow, type LeasedBacktest, type StepOutcome,
@@ -112,7 +112,10 @@ async function resultView(deps: BacktestDeps, row: BacktestRow): Promise<Backtes
     byReason: Object.entries(doc.byReason ?? {}).map(([key, t]) => {
       // velocity_refusal's answer: REASON:ruleId or VELOCITY_LIMIT_EXCEEDED:ruleId:LIMIT.
       const [reason, ruleId, limit] = key.split(':');
-      return { reason: reason!, ruleId: ruleId ?? '', limit: limit ?? null, count: t.count, amounts: amountsView(t.amounts) };
+      return {
+        reason: reason!, ruleId: ruleId === undefined || ruleId === DRAFT_RULE_ID ? null : ruleId, limit: limit ?? null,
+        count: t.count, amounts: amountsView(t.amounts),
+      };
     }).sort((a, b) => b.count - a.count || `${a.reason}:${a.ruleId}:${a.limit}`.localeCompare(`${b.reason}:${b.ruleId}:${b.limit}`)),
     byDay: Object.entries(doc.byDay ?? {}).sort(([a], [b]) => a.localeCompare(b))
       .map(([day, t]) => ({ day, count: t.count, amounts: amountsView(t.amounts) })),

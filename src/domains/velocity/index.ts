@@ -11,5 +11,5 @@
  * time.
  */
 export { velocityRoutes } from './routes.ts';
-export { bindRulesToCard, checkDraft, checkRulesForCard, queryQuota, releaseUsage, scheduleTimeZone } from './service.ts';
+export { bindRulesToCard, checkDraft, checkRulesForCard, DRAFT_RULE_ID, queryQuota, releaseUsage, scheduleTimeZone } from './service.ts';
 export type { CardLookup } from './subjects.ts';

@@ -43,14 +43,16 @@ export async function velocityBacktestScenario(): Promise<boolean> {
         await q.query('SET LOCAL session_replication_role = replica');
         await q.query(
           `INSERT INTO card_transactions
-           SELECT (jsonb_populate_record(NULL::card_transactions, to_jsonb(t) || jsonb_build_object(
-             'trans_id', 'tb' || i, 'network_transaction_id', 'nb' || i, 'outstanding_transaction_id', NULL, 'posting_id', NULL,
-             'expiry_due_at', NULL, 'amount', (i % 97) + 1, 'billing_amount', (i % 97) + 1, 'hold_amount', (i % 97) + 1,
-             'mcc', CASE WHEN i % 50 = 0 THEN '7995' ELSE '5814' END,
-             'created_at', $3::timestamptz - make_interval(secs => (i * 89 * 86400.0 / $4::int)),
-             'transaction_time', $3::timestamptz - make_interval(secs => (i * 89 * 86400.0 / $4::int))))).*
+           SELECT r.*
            FROM (SELECT c.*, row_number() OVER (ORDER BY c.trans_id) AS k FROM card_transactions c WHERE c.trans_id = ANY ($1::text[])) t,
-                generate_series($6::int, $2::int - 1) g, LATERAL (SELECT g * $5::int + t.k::int AS i) n
+                generate_series($6::int, $2::int - 1) g, LATERAL (SELECT g * $5::int + t.k::int AS i) n,
+                -- In FROM, not (f(...)).* in the select list, which would call it once per column.
+                LATERAL jsonb_populate_record(NULL::card_transactions, to_jsonb(t) || jsonb_build_object(
+                  'trans_id', 'tb' || n.i, 'network_transaction_id', 'nb' || n.i, 'outstanding_transaction_id', NULL, 'posting_id', NULL,
+                  'expiry_due_at', NULL, 'amount', (n.i % 97) + 1, 'billing_amount', (n.i % 97) + 1, 'hold_amount', (n.i % 97) + 1,
+                  'mcc', CASE WHEN n.i % 50 = 0 THEN '7995' ELSE '5814' END,
+                  'created_at', $3::timestamptz - make_interval(secs => (n.i * 89 * 86400.0 / $4::int)),
+                  'transaction_time', $3::timestamptz - make_interval(secs => (n.i * 89 * 86400.0 / $4::int)))) r
            WHERE n.i <= $4::int`,
           [templates, Math.min(perCard, from + CHUNK), end, rows, templates.length, from],
         );
@@ -68,7 +70,7 @@ export async function velocityBacktestScenario(): Promise<boolean> {
         mccControl: { filterType: 'BLACKLIST', values: ['7995'] },
       },
       bindings: [{ subjectType: 'CARD', subjectIds: cards.map((c) => c.cardId) }, { subjectType: 'CUSTOMER', subjectIds: employees.map((e) => e.customerId) }],
-      startTime: new Date(end.getTime() - 90 * DAY_MS).toISOString(), endTime: new Date(end.getTime() + 1).toISOString(),
+      startTime: new Date(end.getTime() + 1 - 90 * DAY_MS).toISOString(), endTime: new Date(end.getTime() + 1).toISOString(),
     });
     let detail = started;
     let steps = 0;

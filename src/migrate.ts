@@ -27,6 +27,7 @@ export const DATABASE_FUNCTIONS: readonly string[] = [
   'velocity/sql/velocity_periods.sql',
   'velocity/sql/velocity_refusal.sql',
   'velocity/sql/velocity_bound_rules.sql',
+  'velocity/sql/velocity_rules_bound_by.sql',
   'velocity/sql/card_velocity_refusal.sql',
   'velocity/sql/velocity_usage_give_back.sql',
   'authorization/sql/card_transaction_json.sql',

@@ -35,7 +35,6 @@ DECLARE
   v_usage jsonb;
   v_refusal text;
   v_key text;
-  v_amount text;
   v_last_at timestamptz;
   v_last_id text;
   v_done boolean;
@@ -55,6 +54,10 @@ DECLARE
   v_name text;
   v_x integer;
   v_periods jsonb;
+  v_tnames text[] := '{}';
+  v_tcounts bigint[] := '{}';
+  v_tamounts numeric[] := '{}';
+  v_any_bound boolean;
 BEGIN
   SELECT * INTO v_bt FROM rule_backtests b WHERE b.backtest_id = p_backtest_id AND b.lease_token = p_lease_token FOR UPDATE;
   IF NOT FOUND OR v_bt.status NOT IN ('PENDING', 'RUNNING') THEN
@@ -75,6 +78,8 @@ BEGIN
   v_samples := COALESCE(v_result -> 'samples', '[]'::jsonb);
   v_last_at := v_bt.cursor_at;
   v_last_id := v_bt.cursor_trans_id;
+  -- Mode COMBINED looks up the rules bound at each authorization's time, unless the partner had none bound in the window.
+  v_any_bound := v_bt.mode = 'COMBINED' AND velocity_rules_bound_by(v_bt.partner_id, v_bt.window_end);
   v_cnames := v_bt.usage_count_slots;
   v_ckeys := v_bt.usage_count_keys;
   v_counts := v_bt.usage_counts;
@@ -113,7 +118,7 @@ BEGIN
         FROM velocity_periods(v_bt.partner_id, v_t.created_at) p;
     END IF;
 
-    v_rules := CASE WHEN v_bt.mode = 'COMBINED'
+    v_rules := CASE WHEN v_any_bound
                     THEN velocity_bound_rules(v_bt.partner_id, v_t.card_id, v_employee, v_control, v_t.billing_currency, v_t.created_at)
                END;
     v_rules := COALESCE(v_rules, '[]'::jsonb)
@@ -173,21 +178,41 @@ BEGIN
     ELSIF v_in_scope THEN
       v_declined := v_declined + 1;
       IF jsonb_array_length(v_samples) < 20 THEN v_samples := v_samples || to_jsonb(v_t.trans_id); END IF;
-      v_amount := ((COALESCE(v_result -> 'declinedAmounts' ->> v_t.billing_currency, '0'))::numeric + v_t.billing_amount)::text;
-      v_result := jsonb_set(jsonb_set(v_result, '{declinedAmounts}', COALESCE(v_result -> 'declinedAmounts', '{}'::jsonb)),
-                            ARRAY['declinedAmounts', v_t.billing_currency], to_jsonb(v_amount));
-      -- Per reason (reason, rule, limit) and per UTC day of the window: a count and an amount per currency.
-      FOREACH v_key IN ARRAY ARRAY['byReason', 'byDay'] LOOP
-        v_result := velocity_backtest_tally(v_result, v_key,
-          CASE WHEN v_key = 'byReason' THEN v_refusal ELSE to_char(v_t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') END,
-          v_t.billing_currency, v_t.billing_amount);
+      -- This step's figures in arrays (merged into the result document and the subjects' rows at its
+      -- end): the declined amount per currency, per reason (reason, rule, limit) and per UTC day; the
+      -- declines of the card and of its employee.
+      FOREACH v_name IN ARRAY ARRAY['declinedAmounts||', 'byReason|' || v_refusal || '|',
+                                    'byDay|' || to_char(v_t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') || '|',
+                                    'CARD|' || v_t.card_id || '|', 'CUSTOMER|' || COALESCE(v_employee, '') || '|'] LOOP
+        CONTINUE WHEN v_name = 'CUSTOMER||';
+        v_name := v_name || v_t.billing_currency;
+        v_x := array_position(v_tnames, v_name);
+        IF v_x IS NULL THEN
+          v_tnames := v_tnames || v_name;
+          v_tcounts := v_tcounts || 1::bigint;
+          v_tamounts := v_tamounts || v_t.billing_amount;
+        ELSE
+          v_tcounts[v_x] := v_tcounts[v_x] + 1;
+          v_tamounts[v_x] := v_tamounts[v_x] + v_t.billing_amount;
+        END IF;
       END LOOP;
+    END IF;
+  END LOOP;
+
+  FOR k IN 1 .. COALESCE(array_length(v_tnames, 1), 0) LOOP
+    v_key := split_part(v_tnames[k], '|', 1);
+    IF v_key = 'declinedAmounts' THEN
+      v_result := jsonb_set(v_result, '{declinedAmounts}', COALESCE(v_result -> 'declinedAmounts', '{}'::jsonb) || jsonb_build_object(
+        split_part(v_tnames[k], '|', 3),
+        (COALESCE((v_result -> 'declinedAmounts' ->> split_part(v_tnames[k], '|', 3))::numeric, 0) + v_tamounts[k])::text));
+    ELSIF v_key IN ('byReason', 'byDay') THEN
+      v_result := velocity_backtest_tally(v_result, v_key, split_part(v_tnames[k], '|', 2), split_part(v_tnames[k], '|', 3),
+                                          v_tcounts[k], v_tamounts[k]);
+    ELSE
       INSERT INTO rule_backtest_subjects AS d (backtest_id, subject_type, subject_id, currency, declined_count, declined_amount)
-        SELECT p_backtest_id, s.kind, s.id, v_t.billing_currency, 1, v_t.billing_amount
-          FROM (VALUES ('CARD', v_t.card_id), ('CUSTOMER', v_employee)) s(kind, id)
-         WHERE s.id IS NOT NULL
+        VALUES (p_backtest_id, v_key, split_part(v_tnames[k], '|', 2), split_part(v_tnames[k], '|', 3), v_tcounts[k], v_tamounts[k])
         ON CONFLICT (backtest_id, subject_type, subject_id, currency) DO UPDATE
-          SET declined_count = d.declined_count + 1, declined_amount = d.declined_amount + excluded.declined_amount;
+          SET declined_count = d.declined_count + excluded.declined_count, declined_amount = d.declined_amount + excluded.declined_amount;
     END IF;
   END LOOP;
 

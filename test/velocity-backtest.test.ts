@@ -178,6 +178,36 @@ describe('velocity backtests of a draft rule (issue 31 section 3)', () => {
     assert.ok(combined.result!.declined > alone.result!.declined);
   });
 
+  it("COMBINED counts the employee's other cards toward a bound employee rule, without reporting them", async () => {
+    const w = await fundedCard(svc, { funds: '10000.00' });
+    const org = w.org.organizationId;
+    const other = await issueCard(svc, w);
+    const cap = await w.client.velocity.createRule({
+      organizationId: org, ruleRef: uniq('cap'), ruleName: 'Employee cap', purchaseControl: { amountLimits: [{ currency: 'USD', daily: dec('1000.00') }] },
+    });
+    await w.client.velocity.bindRule({ organizationId: org, ruleId: cap.ruleId, subjectType: 'CUSTOMER', subjectIds: [w.employee.customerId] });
+    const midnight = toNextMidnight();
+    svc.clock.advance(HOUR);
+    await w.client.sandbox.authorize(purchase(other.cardId, '40.00'));
+    svc.clock.advance(HOUR);
+    const onBound = await w.client.sandbox.authorize(purchase(w.card.cardId, '20.00'));
+    await w.client.velocity.updateRule({
+      organizationId: org, ruleId: cap.ruleId, ruleVersion: 1, ruleName: 'Employee cap', purchaseControl: { amountLimits: [{ currency: 'USD', daily: dec('50.00') }] },
+    });
+    svc.clock.advance(HOUR);
+    const started = await w.client.velocity.backtest({
+      rule: { organizationId: org, ruleRef: uniq('draft'), ruleName: 'No gambling', mccControl: { filterType: 'BLACKLIST', values: ['7995'] } },
+      bindings: [{ subjectType: 'CARD', subjectIds: [w.card.cardId] }],
+      startTime: new Date(midnight).toISOString(), endTime: new Date(svc.clock.now()).toISOString(),
+    });
+    const done = await runToEnd(w.client, started.backtestId);
+    assert.deepEqual(done.progress, { processed: 2, total: 2 }, 'both cards of the employee are replayed');
+    assert.equal(done.result!.evaluated, 1, 'only the bound card is reported');
+    assert.deepEqual(done.result!.byReason.map((r) => [r.reason, r.ruleId, r.limit, r.count]), [['VELOCITY_LIMIT_EXCEEDED', cap.ruleId, 'DAILY', 1]]);
+    assert.deepEqual(done.result!.sampleTransIds, [onBound.transId], '40.00 on the other card + 20.00 is over the employee\'s 50.00');
+    assert.deepEqual(done.result!.topCards.map((c) => c.subjectId), [w.card.cardId]);
+  });
+
   it('validates the window, the draft as create-rule does and the subjects as bind-rule does', async () => {
     const w = await fundedCard(svc, { funds: '0' });
     const other = await fundedCard(svc, { funds: '0' });

@@ -8,6 +8,7 @@ import { forwardingScenario } from './scenarios/forwarding.ts';
 import { observabilityScenario } from './scenarios/observability.ts';
 import { signedGetScenario } from './scenarios/signed-get.ts';
 import { userAssetScenario } from './scenarios/user-assets.ts';
+import { velocityBacktestScenario } from './scenarios/velocity-backtest.ts';
 
 const SCENARIOS: Record<string, () => Promise<boolean>> = {
   'signed-get': signedGetScenario,
@@ -15,6 +16,7 @@ const SCENARIOS: Record<string, () => Promise<boolean>> = {
   forwarding: forwardingScenario,
   'user-assets': userAssetScenario,
   observability: observabilityScenario,
+  'velocity-backtest': velocityBacktestScenario,
 };
 const USAGE = `usage: npm run bench [-- --scenario=${Object.keys(SCENARIOS).join('|')}|all]
   signed-get     signed GET vs plain node:http (issue 2)
@@ -22,6 +24,7 @@ const USAGE = `usage: npm run bench [-- --scenario=${Object.keys(SCENARIOS).join
   forwarding     auth_url forwarding overhead with a local partner (issue 12)
   user-assets    signed /user-asset/v1/credit (1,000 users) vs pgbench TPC-B, embedded beside it (issue 11)
   observability  signed GET with metrics and OTLP traces on vs off (issue 27)
+  velocity-backtest  one backtest of a draft rule over 1,000,000 recorded authorizations (issue 31; BACKTEST_BENCH_ROWS)
 environment: BENCH_ROUNDS (3), BENCH_DURATION_S (8), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test)`;
 
 async function main(): Promise<void> {

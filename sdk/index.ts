@@ -50,6 +50,7 @@ export type { EventRecord, EventStatus, DeliveryAttempt, ListEventsParams, Sampl
 export type {
   VelocityRule, VelocityRuleSummary, VelocityPage, CreateRuleParams, UpdateRuleParams, RuleStatusChange, BindParams, BindingChange,
   RuleBinding, SubjectRule, Quota, QuotaGroup, CurrencyQuota, AmountQuota, CountQuota, VelocityAmount, PeriodWindow,
+  Backtest, BacktestParams, BacktestResult,
 } from './resources/velocity.ts';
 
 /**

@@ -60,7 +60,7 @@ import { scheduleTimeZone, velocityRoutes } from './domains/velocity/index.ts';
 import { OperatorGate, operatorRoutes } from './domains/operators/index.ts';
 import { registerConsole } from './domains/console/index.ts';
 import {
-  AuthUrlForwarder, authorizationRoutes, NetworkAuthenticator, observedDecisionStage, ServiceKeys, type AssetRate, type PartnerDecisionStage,
+  AuthUrlForwarder, authorizationRoutes, backtestRoutes, NetworkAuthenticator, observedDecisionStage, ServiceKeys, type AssetRate, type PartnerDecisionStage,
 } from './domains/authorization/index.ts';
 
 export interface AppDeps {
@@ -105,6 +105,7 @@ export function allRoutes(
     ...organizationRoutes(ctx), ...customerRoutes(ctx), ...fundingRoutes({ ...ctx, cards: dedicatedCards }), ...sandboxRoutes(ctx), ...companyAdminRoutes(ctx), ...customerAdminRoutes(ctx), ...ledgerAdminRoutes(ctx),
     ...eventRoutes(ctx), ...velocityRoutes({ ...ctx, cards: cardLookup }), ...cardRoutes(ctx),
     ...authorizationRoutes({ ...ctx, partnerDecision: observedDecisionStage(partnerDecision ?? forwarder), forwarder, serviceKeys, assetRate }),
+    ...backtestRoutes({ ...ctx, cards: cardLookup }),
     ...userAssetRoutes(ctx), ...consumerCardRoutes(ctx), ...qrPaymentRoutes(ctx), ...operatorRoutes(ctx)];
 }
 

@@ -3,7 +3,7 @@ import { startJobs, type AnyJobDefinition, type JobLog, type PeriodicTask, type 
 import { cardApplicationJob } from './domains/cards/index.ts';
 import { webhookDeliveryJob } from './domains/events/index.ts';
 import { lowBalanceJob } from './domains/funding/index.ts';
-import { decisionRecoveryJob, holdExpiryJob } from './domains/authorization/index.ts';
+import { backtestJob, decisionRecoveryJob, holdExpiryJob } from './domains/authorization/index.ts';
 import { sweepReplayStore } from './domains/partners/index.ts';
 import { pruneUserStream } from './domains/managed-balance/index.ts';
 import { auditLedgerWhenDue } from './domains/ledger/index.ts';
@@ -41,6 +41,8 @@ export function backgroundJobs(ctx: AppContext): AnyJobDefinition[] {
     // Issue 26: a forwarded authorization whose decision is overdue (a crash between the hold and
     // the decision) gets its stand-in, a decline giving the hold and the usage back.
     decisionRecoveryJob(),
+    // Issue 31 section 3: backtests of a draft velocity rule, one step of recorded authorizations at a time.
+    backtestJob(),
   ];
 }
 

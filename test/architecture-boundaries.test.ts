@@ -95,6 +95,8 @@ const TABLE_OWNERS: Record<string, string> = {
   auth_forwarding_settings: 'authorization',
   auth_forwardings: 'authorization',
   auth_decisions: 'authorization',
+  rule_backtests: 'authorization',
+  rule_backtest_subjects: 'authorization',
   assets: 'managed-balance',
   managed_users: 'managed-balance',
   managed_user_restrictions: 'managed-balance',

@@ -254,3 +254,74 @@ export const QuotaOut = Type.Object({
   cashAdvance: Type.Object({ allowed: Type.Boolean(), sourceRuleId: Type.Union([Type.String(), Type.Null()]), ...QuotaGroup }),
   appliedRules: Type.Array(Type.Object({ ruleId: Type.String(), ruleName: Type.String(), status: Type.Literal('ACTIVE') })),
 });
+
+// ---- Backtests of a draft rule (issue 31 section 3) ----
+
+/** Longest window a backtest replays. */
+export const BACKTEST_WINDOW_MAX_DAYS = 90;
+/** Whether the draft is judged with the rules bound at each authorization's time, or alone. */
+export const BACKTEST_MODES = ['COMBINED', 'ALONE'] as const;
+export const BACKTEST_STATUSES = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED'] as const;
+/** Entries of the top lists and of the sample transIds in a backtest's result. */
+export const BACKTEST_TOP_MAX = 10;
+export const BACKTEST_SAMPLES_MAX = 20;
+const BacktestId = Type.String({ minLength: 1, maxLength: 20, description: 'Backtest identifier', examples: ['btmwxdk8zq49621f23ab'] });
+
+export const BacktestBody = Type.Object({
+  // The draft rule: a create-rule body, validated as create-rule validates it; nothing is created.
+  rule: CreateRuleBody,
+  bindings: Type.Array(Type.Object({
+    subjectType: SubjectTypeText,
+    subjectIds: BindRuleBody.properties.subjectIds,
+  }), { minItems: 1, maxItems: 2, description: 'The subjects the draft would be bound to, as bind-rule takes them (CARD, CUSTOMER)' }),
+  startTime: Type.String({ format: 'date-time', description: 'First instant replayed (inclusive)', examples: ['2026-10-01T00:00:00.000Z'] }),
+  endTime: Type.String({ format: 'date-time', description: `End of the window (exclusive): not in the future, at most ${BACKTEST_WINDOW_MAX_DAYS} days after startTime`, examples: ['2026-11-01T00:00:00.000Z'] }),
+  mode: Type.Optional(Type.Enum([...BACKTEST_MODES], {
+    description: 'COMBINED (default): the draft together with the rules that were bound to each subject at the time; ALONE: the draft only',
+  })),
+});
+
+export const BacktestKeyBody = Type.Object({ backtestId: BacktestId });
+
+/** Declined amounts per billing currency. */
+export const BacktestAmountsOut = Type.Array(Type.Object({ currency: Type.String(), amount: Decimal }), {
+  description: 'Declined amounts per billing currency',
+});
+const AmountsOut = BacktestAmountsOut;
+export const BacktestSubjectOut = Type.Object({ subjectId: Type.String(), declinedCount: Type.Integer(), amounts: AmountsOut });
+const SubjectDeclines = BacktestSubjectOut;
+
+export const BacktestResultOut = Type.Object({
+  evaluated: Type.Integer({ description: 'Recorded authorizations replayed (approved when they were recorded)' }),
+  alreadyDeclined: Type.Integer({ description: 'Authorizations of the subjects declined when they were recorded: not replayed' }),
+  declined: Type.Integer({ description: 'Replayed authorizations that would have been declined' }),
+  declinedAmounts: AmountsOut,
+  byReason: Type.Array(Type.Object({
+    reason: Type.String({ description: 'The decline reason an authorization would have had', examples: ['VELOCITY_LIMIT_EXCEEDED'] }),
+    ruleId: Type.Union([Type.String(), Type.Null()], { description: 'The bound rule that declines; null for the draft' }),
+    limit: Type.Union([Type.String(), Type.Null()], { description: 'For VELOCITY_LIMIT_EXCEEDED: the cap (PER_TRANSACTION, DAILY, ..., DAILY_COUNT, ...)' }),
+    count: Type.Integer(),
+    amounts: AmountsOut,
+  })),
+  byDay: Type.Array(Type.Object({ day: Type.String({ description: 'UTC day, YYYY-MM-DD' }), count: Type.Integer(), amounts: AmountsOut })),
+  topCards: Type.Array(SubjectDeclines, { description: `Up to ${BACKTEST_TOP_MAX} cards with the most declines` }),
+  topEmployees: Type.Array(SubjectDeclines, { description: `Up to ${BACKTEST_TOP_MAX} employees with the most declines` }),
+  sampleTransIds: Type.Array(Type.String(), { description: `The first ${BACKTEST_SAMPLES_MAX} authorizations that would have been declined` }),
+});
+
+export const BacktestOut = Type.Object({
+  backtestId: Type.String(),
+  organizationId: Type.String(),
+  status: Literals(BACKTEST_STATUSES),
+  mode: Literals(BACKTEST_MODES),
+  startTime: IsoTime,
+  endTime: IsoTime,
+  progress: Type.Object({
+    processed: Type.Integer({ description: 'Recorded authorizations of the subjects read so far' }),
+    total: Type.Union([Type.Integer(), Type.Null()], { description: 'Recorded authorizations of the subjects in the window; null until the job starts' }),
+  }),
+  result: Type.Union([BacktestResultOut, Type.Null()], { description: 'The figures so far while RUNNING, final once COMPLETED; null while PENDING' }),
+  error: Type.Union([Type.String(), Type.Null()], { description: 'Why a FAILED backtest stopped' }),
+  createTime: IsoTime,
+  completeTime: Type.Union([IsoTime, Type.Null()]),
+});

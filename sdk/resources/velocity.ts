@@ -5,7 +5,7 @@ import type {
   CashAdvanceGroupIn, ChangeRuleStatusBody, ControlGroups, CountLimitsIn, CountLimitsOut, CountQuota as CountQuotaSchema, CreateRuleBody, PeriodWindowOut,
   CurrencyQuotaOut, FilterOut, LimitGroupIn, ListBindingsQuery, ListRulesQuery, QueryQuotaQuery, QuotaGroupOut, QuotaOut, RuleKeyQuery,
   RuleOut, RulePageOut, RuleSummaryOut, StatusChangeOut, SubjectQuery, SubjectRuleOut, SubjectRulePageOut, UpdateRuleBody,
-  BINDABLE_SUBJECT_TYPES, CORPORATE_CURRENCIES, FILTER_TYPES, RULE_STATUSES,
+  BINDABLE_SUBJECT_TYPES, CORPORATE_CURRENCIES, FILTER_TYPES, RULE_STATUSES, BacktestBody, BacktestKeyBody, BacktestOut, BacktestResultOut,
 } from '../contract/velocity.ts';
 import type { WireAmount } from '../contract/wire.ts';
 
@@ -62,6 +62,12 @@ export type QuotaGroup = Static<typeof QuotaGroupOut>;
 export type Quota = Static<typeof QuotaOut>;
 /** One velocity period of a quota: key, time zone, start and end with offset (issue 31). */
 export type PeriodWindow = Static<typeof PeriodWindowOut>;
+
+/** A backtest of a draft rule: the draft (a create-rule body), its subjects, the window and the mode. */
+export type BacktestParams = RequestOf<typeof BacktestBody>;
+/** A backtest with its progress and its figures (final once status is COMPLETED). */
+export type Backtest = Static<typeof BacktestOut>;
+export type BacktestResult = Static<typeof BacktestResultOut>;
 
 const BASE = '/open-api-corp/velocity/v1';
 
@@ -132,5 +138,25 @@ export class VelocityResource {
   /** @example const quota = await client.velocity.queryQuota({ organizationId, subjectType: 'CARD', subjectId: cardId, currency: 'USD' }); */
   queryQuota(params: Static<typeof QueryQuotaQuery>, options?: CallOptions): Promise<Quota> {
     return this.http.call('GET', `${BASE}/query-quota`, { query: { ...params } }, options);
+  }
+
+  /**
+   * Backtests a draft rule: replays the recorded authorizations of the subjects over a past window
+   * (up to 90 days) and reports what the draft would have declined. Nothing is created or changed.
+   * The backtest runs as a job: poll `backtestDetail` until `status` is COMPLETED (or FAILED).
+   * @example
+   * const bt = await client.velocity.backtest({
+   *   rule: { organizationId, ruleRef: 'draft-travel', ruleName: 'Travel', purchaseControl: { amountLimits: [{ currency: 'USD', daily: decimal('300.00') }] } },
+   *   bindings: [{ subjectType: 'CARD', subjectIds: [cardId] }],
+   *   startTime: '2026-10-01T00:00:00.000Z', endTime: '2026-11-01T00:00:00.000Z', mode: 'COMBINED',
+   * });
+   */
+  backtest(params: BacktestParams, options?: CallOptions): Promise<Backtest> {
+    return this.http.call('POST', `${BASE}/backtest`, { body: params }, options);
+  }
+
+  /** @example const detail = await client.velocity.backtestDetail({ backtestId: bt.backtestId }); */
+  backtestDetail(params: RequestOf<typeof BacktestKeyBody>, options?: CallOptions): Promise<Backtest> {
+    return this.http.call('POST', `${BASE}/backtest-detail`, { body: params }, options);
   }
 }

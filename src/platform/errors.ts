@@ -56,6 +56,7 @@ export const ERROR_CATALOG = {
   VELOCITY_RULE_STATUS_INVALID: { httpStatus: 200, message: 'Rule status forbids this change' },
   VELOCITY_RULE_CURRENCY_MISMATCH: { httpStatus: 200, message: 'Rule shares no currency with the card settlement currencies' },
   VELOCITY_RULE_REF_DUPLICATE: { httpStatus: 200, message: 'ruleRef already used in this organization' },
+  VELOCITY_BACKTEST_NOT_FOUND: { httpStatus: 200, message: 'Backtest not found' },
   INSUFFICIENT_BALANCE: { httpStatus: 200, message: 'Insufficient balance' },
   EXTERNAL_TRAN_ID_DUPLICATE: { httpStatus: 200, message: 'externalTranId already used' },
   VERIFICATION_CODE_INVALID: { httpStatus: 200, message: 'Verification code is wrong, expired or used' },

@@ -8,6 +8,7 @@ import { creditUser, newUserId } from '../helpers/managed.ts';
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { ROOT } from '../helpers/compiled-service.ts';
 import { decimal, type SignedHttpClient } from '../../sdk/index.ts';
+import { stepBacktests } from '../../src/domains/authorization/testing.ts';
 
 /**
  * Issue 32, item 7: the sandbox flow whose real answers are the OpenAPI document's response
@@ -117,6 +118,13 @@ const STEPS: Record<string, (w: World) => Promise<Request> | Request> = {
       organizationId: String(w.values.organizationId), ruleRef: unique('rule'), ruleName: 'Paused limit', purchaseControl: { countLimits: { daily: 5 } },
     });
     return { body: { organizationId: w.values.organizationId, ruleId: rule.ruleId, status: 'INACTIVE', ruleVersion: rule.ruleVersion } };
+  },
+  'POST /open-api-corp/velocity/v1/backtest': (w) => ({ body: backtestBody(w) }),
+  'POST /open-api-corp/velocity/v1/backtest-detail': async (w) => {
+    const client = w.svc.clientFor(w.values.partner as never);
+    const started = await client.velocity.backtest(backtestBody(w) as never);
+    for (let i = 0; i < 10 && (await stepBacktests({ db: w.svc.db, clock: w.svc.ctx.clock })).length > 0; i++);
+    return { body: { backtestId: started.backtestId } };
   },
   'GET /open-api-corp/velocity/v1/list-subject-rules': (w) => ({ query: { organizationId: w.values.organizationId, subjectType: 'CARD', subjectId: w.values.cardId } }),
   'GET /open-api-corp/velocity/v1/query-quota': (w) => ({ query: { organizationId: w.values.organizationId, subjectType: 'CARD', subjectId: w.values.cardId, currency: 'USD' } }),
@@ -247,6 +255,20 @@ async function freshNetworkAuthorization(w: World): Promise<string> {
   });
   if ((JSON.parse(res.text) as Json).code !== 'SYS_SUCCESS') throw new Error(`network authorization: ${res.text}`);
   return networkTransactionId;
+}
+
+/** A backtest of a draft rule over the world's card since yesterday (issue 31). */
+function backtestBody(w: World) {
+  const now = w.svc.clock.now();
+  return {
+    rule: {
+      organizationId: w.values.organizationId, ruleRef: unique('draft'), ruleName: 'Coffee budget',
+      purchaseControl: { amountLimits: [{ currency: 'USD', perTransaction: decimal('10.00'), daily: decimal('200.00') }], countLimits: { daily: 10 } },
+      mccControl: { filterType: 'BLACKLIST', values: ['7995'] },
+    },
+    bindings: [{ subjectType: 'CARD', subjectIds: [w.values.cardId] }],
+    startTime: new Date(now - 86_400_000).toISOString(), endTime: new Date(now).toISOString(), mode: 'COMBINED',
+  };
 }
 
 /** A fresh approved authorization on the world's card (clearing and reversal need one each). */

@@ -8,3 +8,5 @@ export { AuthUrlForwarder } from './forwarding.ts';
 export { ServiceKeys } from './service-keys.ts';
 export { observedDecisionStage } from './observability.ts';
 export { cardTransactionsPage, findTransactionRefs, holdExpiryBacklog, transactionTimelineRefs } from './operator-views.ts';
+export { backtestRoutes } from './backtest-routes.ts';
+export { backtestJob } from './backtest.ts';

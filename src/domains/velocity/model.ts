@@ -1,5 +1,5 @@
 import { paramInvalid } from '../../platform/errors.ts';
-import { parseAmount, toWire, type Amount } from '../../platform/money.ts';
+import { parseAmount, toDb, toWire, type Amount } from '../../platform/money.ts';
 import { AMOUNT_RULES, BINDABLE_SUBJECT_TYPES, CORPORATE_CURRENCIES, FILTER_TYPES, RULE_STATUSES } from '../../../sdk/contract/velocity.ts';
 import type { WireAmount } from '../../platform/http/schema.ts';
 
@@ -264,5 +264,28 @@ export function ruleSummaryView(rule: VelocityRule) {
     status: rule.status,
     bindingCount: String(rule.bindingCount),
     modifyTime: rule.updatedAt.toISOString(),
+  };
+}
+
+/**
+ * Issue 31 section 3: a rule as the document velocity_refusal (src/domains/velocity/sql/) decides
+ * on, the form velocity_bound_rules builds from the rule tables: the five groups as the
+ * velocity_rules columns hold them, and every amount limit with its control. Amounts are exact
+ * decimal strings. The scope (CARD or CUSTOMER) is added per binding by the caller.
+ */
+export function ruleDocument(ruleId: string, c: RuleControls): Record<string, unknown> {
+  const amount = (v: Amount | null) => (v === null ? null : toDb(v));
+  const limits = (control: LimitControl, group: LimitGroup | null) => (group?.amountLimits ?? []).map((l) => ({
+    control, currency: l.currency, perTransaction: amount(l.perTransaction), daily: amount(l.daily),
+    monthly: amount(l.monthly), quarterly: amount(l.quarterly), yearly: amount(l.yearly),
+  }));
+  return {
+    ruleId,
+    purchaseControl: c.purchaseControl ? { countLimits: c.purchaseControl.countLimits } : null,
+    cashAdvanceControl: c.cashAdvanceControl ? { allowed: c.cashAdvanceControl.allowed, countLimits: c.cashAdvanceControl.countLimits } : null,
+    currencyControl: c.currencyControl,
+    mccControl: c.mccControl,
+    geographicControl: c.geographicControl,
+    amountLimits: [...limits('PURCHASE', c.purchaseControl), ...limits('CASH_ADVANCE', c.cashAdvanceControl)],
   };
 }

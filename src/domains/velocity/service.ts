@@ -29,7 +29,8 @@ import { pageOf, type Paging } from '../../platform/http/schema.ts';
 import { amount as toAmount, type Amount } from '../../platform/money.ts';
 import { mergeQuota, relevantCurrencies, UsageBook, type AppliedRule } from './merge.ts';
 import {
-  amountLimitCurrencies, BINDABLE_SUBJECT_TYPES, controlsFromWire, CORPORATE_CURRENCIES, ruleSummaryView, ruleView,
+  amountLimitCurrencies, BINDABLE_SUBJECT_TYPES, controlsFromWire, CORPORATE_CURRENCIES, ruleDocument, ruleSummaryView, ruleView,
+  type RuleControls,
   type BindableSubjectType, type CorporateCurrency, type LimitControl, type Period, type RuleStatus, type VelocityRule, type WireControls,
 } from './model.ts';
 import { PERIOD_COLUMN, periodWindows, type PeriodWindow } from './periods.ts';
@@ -220,7 +221,7 @@ async function requireSubject(
   return { card };
 }
 
-function assertSharesCurrency(rule: VelocityRule, settlementCurrencies: readonly string[], what: string): void {
+function assertSharesCurrency(rule: RuleControls & { ruleId: string }, settlementCurrencies: readonly string[], what: string): void {
   const currencies = amountLimitCurrencies(rule);
   if (currencies.size === 0) return;
   if (![...currencies].some((c) => settlementCurrencies.includes(c))) {
@@ -486,3 +487,55 @@ function periodOfColumn(column: string): Period {
 }
 
 export type { PeriodWindow };
+
+// ---- For backtests of a draft rule (issue 31 section 3; the replay is the authorization engine's) ----
+
+export interface DraftInput {
+  rule: CreateRuleInput;
+  bindings: { subjectType: string; subjectIds: string[] }[];
+}
+
+/** A draft rule checked as create-rule and bind-rule check it, in velocity_refusal's rule document form. */
+export interface CheckedDraft {
+  organizationId: string;
+  /** The rule document velocity_refusal reads (ruleId DRAFT; the scope is set per authorization). */
+  document: Record<string, unknown>;
+  cardIds: string[];
+  employeeIds: string[];
+  /** The employees holding the draft's cards (employee cards) that are not among employeeIds. */
+  holderIds: string[];
+}
+
+/** The rule id a backtest names the draft by in its decline reasons. */
+export const DRAFT_RULE_ID = 'DRAFT';
+
+/**
+ * Issue 31 section 3: a draft rule and the subjects it would be bound to, validated exactly as
+ * create-rule (the controls, then the organization: ORGANIZATION_INVALID) and bind-rule (each
+ * subject type, no duplicates, each subject the partner's, in the organization and not ended:
+ * SUBJECT_INVALID; a card sharing a currency with the draft's amount limits) validate them. Nothing
+ * is written: the draft needs no ruleRef of its own (a ruleRef already used is accepted).
+ */
+export async function checkDraft(deps: VelocityDeps, q: Queryable, partnerId: string, input: DraftInput): Promise<CheckedDraft> {
+  const controls = controlsFromWire(input.rule);
+  const organizationId = input.rule.organizationId;
+  await requireOrganization(q, partnerId, organizationId);
+  const cardIds: string[] = [];
+  const employeeIds: string[] = [];
+  const holders = new Set<string>();
+  const seenTypes = new Set<string>();
+  for (const [i, binding] of input.bindings.entries()) {
+    const subjectType = bindableSubjectType(binding.subjectType);
+    if (seenTypes.has(subjectType)) throw paramInvalid(`bindings[${i}].subjectType`, `${subjectType} appears twice; list its subjects once`);
+    seenTypes.add(subjectType);
+    assertDistinct(`bindings[${i}].subjectIds`, binding.subjectIds);
+    for (const subjectId of binding.subjectIds) {
+      const { card } = await requireSubject(deps, q, partnerId, organizationId, subjectType, subjectId);
+      if (card) assertSharesCurrency({ ...controls, ruleId: DRAFT_RULE_ID }, card.settlementCurrencies, `card ${card.cardId}`);
+      if (card?.subjectType === 'CUSTOMER') holders.add(card.subjectId);
+      (subjectType === 'CARD' ? cardIds : employeeIds).push(subjectId);
+    }
+  }
+  const holderIds = [...holders].filter((id) => !employeeIds.includes(id));
+  return { organizationId, document: ruleDocument(DRAFT_RULE_ID, controls), cardIds, employeeIds, holderIds };
+}

@@ -60,6 +60,10 @@ export async function startSdk(env: NodeJS.ProcessEnv): Promise<TracingHandle> {
     serviceName: env.OTEL_SERVICE_NAME || 'card-issuing-service',
     contextManager: new SynchronousContextManager(),
     instrumentations: [],
+    // Traces only: the metrics are Prometheus's (GET /metrics) and the logs go to stdout, so the
+    // SDK's default OTLP metrics and logs exporters are not started.
+    metricReaders: [],
+    logRecordProcessors: [],
   });
   sdk.start();
   return { shutdown: () => sdk.shutdown() };

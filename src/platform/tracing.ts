@@ -122,7 +122,9 @@ const SERVER_TRACE = Symbol('serverTrace');
 
 interface ServerTrace {
   span: OtelApi.Span;
-  context: OtelApi.Context;
+  parent: OtelApi.Context;
+  /** The span's context, made at its first use (a request whose handler starts no step needs none). */
+  context?: OtelApi.Context;
 }
 
 type TracedRequest = IncomingMessage & { [SERVER_TRACE]?: ServerTrace };
@@ -148,7 +150,7 @@ export function startServerSpan(req: IncomingMessage): void {
     kind: otel.SpanKind.SERVER,
     attributes: { 'http.request.method': method, 'url.path': path, 'url.scheme': 'http' },
   }, parent);
-  (req as TracedRequest)[SERVER_TRACE] = { span, context: otel.trace.setSpan(parent, span) };
+  (req as TracedRequest)[SERVER_TRACE] = { span, parent };
 }
 
 /** Ends the request's SERVER span with its route template and status (an error from 500 up). */
@@ -172,7 +174,9 @@ export function endServerSpan(req: IncomingMessage, route: string | undefined, s
 /** Runs `fn` (a route handler) in the request's trace: its business steps are children of the SERVER span. */
 export function inRequestTrace<T>(req: IncomingMessage, fn: () => T): T {
   const trace = (req as TracedRequest)[SERVER_TRACE];
-  return trace ? api!.context.with(trace.context, fn) : fn();
+  if (!trace || !api) return fn();
+  trace.context ??= api.trace.setSpan(trace.parent, trace.span);
+  return api.context.with(trace.context, fn);
 }
 
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;

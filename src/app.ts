@@ -40,7 +40,7 @@ import {
   createMetricsServer, exposition, EXPOSITION_CONTENT_TYPE, metricsEnabled, observeDatabasePool, observeHttpRequest, startProcessMetrics,
 } from './platform/metrics.ts';
 import { jobFreshness, observeJobs } from './platform/jobs.ts';
-import { traceIdOf } from './platform/tracing.ts';
+import { endServerSpan, startServerSpan, traceIdOf } from './platform/tracing.ts';
 import { backgroundJobs, periodicTasks } from './workers.ts';
 import type { AppContext } from './platform/context.ts';
 import { cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardLookup, cardRoutes, dedicatedCards, useConsumerUpgradeFees } from './domains/cards/index.ts';
@@ -158,8 +158,10 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     },
     requestIdHeader: false,
     // Issue 27: every log line of a request carries its trace id (the caller's traceparent, or ours).
+    // The request's SERVER span starts here, the first code of the request (tracing.ts).
     childLoggerFactory: (logger, bindings, options, rawReq) => {
-      const traceId = traceIdOf(rawReq.headers);
+      startServerSpan(rawReq);
+      const traceId = traceIdOf(rawReq);
       return logger.child(traceId ? { ...bindings, traceId } : bindings, options);
     },
     // One access line per request (onResponse below) instead of Fastify's two.
@@ -214,6 +216,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   app.addHook('onResponse', (req, reply, done) => {
     // Issue 27: labelled by the route template, never the raw path (bounded series).
     observeHttpRequest(req.method, req.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
+    endServerSpan(req.raw, req.routeOptions.url, reply.statusCode);
     req.log.info({
       method: req.method,
       url: req.url.split('?')[0],

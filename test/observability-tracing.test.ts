@@ -124,7 +124,20 @@ describe('OpenTelemetry traces (issue 27)', () => {
     let ancestor: OtlpSpan | undefined = clientSpan;
     while (ancestor && ancestor.spanId !== decision.spanId) ancestor = byId.get(ancestor.parentSpanId ?? '');
     assert.ok(ancestor, 'the auth_url request is under authorization.partner_decision');
-    if (svc.db.kind === 'postgres') assert.ok(spans.some((s) => attribute(s, 'db.system') === 'postgresql' || attribute(s, 'db.system.name') === 'postgresql'), 'pg spans');
+    // The request's SERVER span is the root, named by the route template.
+    const server = root[0];
+    assert.equal(server.name, 'POST /open-api/sandbox/v1/simulate/authorization');
+    assert.equal(attribute(server, 'http.route'), '/open-api/sandbox/v1/simulate/authorization');
+    assert.equal(String(attribute(server, 'http.response.status_code')), '200');
+    assert.equal(authorize.parentSpanId, server.spanId);
+    if (svc.db.kind === 'postgres') {
+      const statements = spans.filter((s) => attribute(s, 'db.system') === 'postgresql' || attribute(s, 'db.system.name') === 'postgresql');
+      assert.ok(statements.length > 0, 'pg spans');
+      // The checks' statement (card_authorize) is under authorization.checks; texts only, never the parameters.
+      const checks = spans.find((s) => s.name === 'authorization.checks')!;
+      assert.ok(statements.some((s) => s.parentSpanId === checks.spanId), 'a statement span under authorization.checks');
+      for (const s of statements) assert.doesNotMatch(String(attribute(s, 'db.query.text')), new RegExp(w.card.cardId));
+    }
     // Every log line of the request carries its trace id.
     const completed = svc.logs.map((l) => JSON.parse(l) as { reqId?: string; url?: string; traceId?: string })
       .find((l) => l.url === '/open-api/sandbox/v1/simulate/authorization');

@@ -1,15 +1,25 @@
 /**
  * OpenTelemetry traces (issue 27, docs/observability.md). Off unless OTEL_EXPORTER_OTLP_ENDPOINT
- * (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set: then `startTracing` loads the Node SDK with the
- * http, Fastify and pg instrumentations (src/platform/tracing-sdk.ts) and exports spans over OTLP.
- * While it is off not one OpenTelemetry module is loaded: this file imports only types, and
- * `inSpan` runs its function directly.
+ * (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set: then `startTracing` loads the Node SDK
+ * (src/platform/tracing-sdk.ts) and exports spans over OTLP. While it is off not one OpenTelemetry
+ * module is loaded: this file imports only types, and every function here is a no-op that
+ * allocates nothing.
  *
- * Domains name their business steps with `inSpan('authorization.authorize', ...)`; the
- * instrumentations add the HTTP server and client spans (the client span puts `traceparent` on
- * the partner's auth_url and webhook_url requests) and one span per SQL statement.
+ * The spans are the service's own, made with the OpenTelemetry API and named and attributed by
+ * its semantic conventions: one SERVER span per request (`startServerSpan` / `endServerSpan`,
+ * from the Fastify app), the business steps (`inSpan`), a CLIENT span with `traceparent` for every
+ * outgoing request to a partner (`outgoingRequest`), and one span per SQL statement on PostgreSQL
+ * (`statementSpan`, from the Db). Why not the http, Fastify and pg instrumentations: measured, they
+ * cost 60-70 % of the throughput of a signed request (issue 27 bench, docs/observability.md "Cost").
+ *
+ * Context without async hooks: the SDK runs with a synchronous context manager (tracing-sdk.ts),
+ * so a context is active only while a function runs synchronously inside `context.with` (an
+ * AsyncLocalStorage would turn on promise hooks for every promise of the process on Node 20: 10-13 %
+ * of the throughput alone). Where a business step continues after an `await`, the code carries its
+ * position explicitly: `const here = traceHere(); ...; await here.run(() => nextStep())`.
  */
 import type * as OtelApi from '@opentelemetry/api';
+import type { IncomingMessage } from 'node:http';
 import { ApiError } from './errors.ts';
 
 type Api = typeof OtelApi;
@@ -29,7 +39,7 @@ export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean 
 
 /**
  * Starts tracing when the environment asks for it; null (and nothing loaded) otherwise. Call it
- * before the app is built: Fastify instances created afterwards are instrumented.
+ * before the app is built.
  */
 export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<TracingHandle | null> {
   if (!tracingRequested(env)) return null;
@@ -48,43 +58,227 @@ export interface SpanNotes {
 
 const NO_SPAN: SpanNotes = { setAttribute() {} };
 
+function failed(span: OtelApi.Span, err: unknown): void {
+  if (err instanceof ApiError && err.httpStatus < 500) {
+    span.setAttribute('app.error_code', err.code);
+  } else {
+    if (err instanceof Error) span.recordException(err);
+    span.setStatus({ code: api!.SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+  }
+}
+
 /**
- * Runs `fn` in a span named after the business step, child of the current one. An ApiError below
- * 500 is an answer (a refusal), not a failure of the step: the span notes its code and stays OK.
+ * Runs `fn` in a span named after the business step, child of the active context (or a trace of
+ * its own when there is none, as for a job item). The span's context is active while `fn` runs
+ * synchronously; code of `fn` that continues after an `await` and starts a nested step carries
+ * the position with `traceHere()`. An ApiError below 500 is an answer (a refusal), not a failure
+ * of the step: the span notes its code and stays OK.
  */
 export function inSpan<T>(name: string, fn: (span: SpanNotes) => Promise<T>): Promise<T> {
   if (!tracer) return fn(NO_SPAN);
   const otel = api!;
-  return tracer.startActiveSpan(name, async (span) => {
-    try {
-      return await fn(span);
-    } catch (err) {
-      if (err instanceof ApiError && err.httpStatus < 500) {
-        span.setAttribute('app.error_code', err.code);
-      } else {
-        span.recordException(err as Error);
-        span.setStatus({ code: otel.SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
-      }
-      throw err;
-    } finally {
-      span.end();
-    }
+  const parent = otel.context.active();
+  const span = tracer.startSpan(name, undefined, parent);
+  let result: Promise<T>;
+  try {
+    result = otel.context.with(otel.trace.setSpan(parent, span), fn, undefined, span);
+  } catch (err) {
+    failed(span, err);
+    span.end();
+    throw err;
+  }
+  return result.then((value) => {
+    span.end();
+    return value;
+  }, (err: unknown) => {
+    failed(span, err);
+    span.end();
+    throw err;
   });
+}
+
+/** A position in a trace, carried across an `await`. */
+export interface TracePosition {
+  /** Runs `fn` with this position active (while it runs synchronously): its spans are children of it. */
+  run<T>(fn: () => T): T;
+}
+
+const NOWHERE: TracePosition = { run: (fn) => fn() };
+
+/** The active position in the trace (NOWHERE while tracing is off or outside any trace), to resume after an `await`. */
+export function traceHere(): TracePosition {
+  if (!api) return NOWHERE;
+  const otel = api;
+  const here = otel.context.active();
+  if (!otel.trace.getSpan(here)) return NOWHERE;
+  return { run: (fn) => otel.context.with(here, fn) };
+}
+
+// ---- The SERVER span of a request ----
+
+/** Probes and scrapes make no traces (one every few seconds from every prober is noise). */
+const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+const SERVER_TRACE = Symbol('serverTrace');
+
+interface ServerTrace {
+  span: OtelApi.Span;
+  parent: OtelApi.Context;
+  /** The span's context, made at its first use (a request whose handler starts no step needs none). */
+  context?: OtelApi.Context;
+}
+
+type TracedRequest = IncomingMessage & { [SERVER_TRACE]?: ServerTrace };
+
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/**
+ * Starts the SERVER span of a request as it arrives, child of the caller's `traceparent` when it
+ * sent a valid one (W3C propagator; the caller's sampling decision is kept). Named `METHOD` until
+ * the route is known (`endServerSpan` renames it `METHOD /route/template`).
+ */
+export function startServerSpan(req: IncomingMessage): void {
+  if (!tracer) return;
+  const path = pathOf(req.url ?? '/');
+  if (UNTRACED_PATHS.has(path)) return;
+  const otel = api!;
+  const method = req.method ?? 'GET';
+  const parent = otel.propagation.extract(otel.ROOT_CONTEXT, req.headers);
+  const span = tracer.startSpan(method, {
+    kind: otel.SpanKind.SERVER,
+    attributes: { 'http.request.method': method, 'url.path': path, 'url.scheme': 'http' },
+  }, parent);
+  (req as TracedRequest)[SERVER_TRACE] = { span, parent };
+}
+
+/** Ends the request's SERVER span with its route template and status (an error from 500 up). */
+export function endServerSpan(req: IncomingMessage, route: string | undefined, status: number): void {
+  const trace = (req as TracedRequest)[SERVER_TRACE];
+  if (!trace) return;
+  (req as TracedRequest)[SERVER_TRACE] = undefined;
+  const { span } = trace;
+  if (route) {
+    span.updateName(`${req.method} ${route}`);
+    span.setAttribute('http.route', route);
+  }
+  span.setAttribute('http.response.status_code', status);
+  if (status >= 500) {
+    span.setAttribute('error.type', String(status));
+    span.setStatus({ code: api!.SpanStatusCode.ERROR });
+  }
+  span.end();
+}
+
+/** Runs `fn` (a route handler) in the request's trace: its business steps are children of the SERVER span. */
+export function inRequestTrace<T>(req: IncomingMessage, fn: () => T): T {
+  const trace = (req as TracedRequest)[SERVER_TRACE];
+  if (!trace || !api) return fn();
+  trace.context ??= api.trace.setSpan(trace.parent, trace.span);
+  return api.context.with(trace.context, fn);
 }
 
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 /**
- * The trace id for a request's log lines: the active trace while tracing is on (the caller's
+ * The trace id for a request's log lines: its SERVER span's while tracing is on (the caller's
  * trace when it sent a valid `traceparent`, else a new one); while tracing is off, the trace id
  * of a valid caller `traceparent`, so the caller can still find our lines. Undefined otherwise.
+ * Call `startServerSpan` first.
  */
-export function traceIdOf(headers: Record<string, string | string[] | undefined>): string | undefined {
-  if (api) {
-    const context = api.trace.getSpanContext(api.context.active());
-    if (context && api.isSpanContextValid(context)) return context.traceId;
-  }
-  const header = headers.traceparent;
+export function traceIdOf(req: IncomingMessage): string | undefined {
+  const trace = (req as TracedRequest)[SERVER_TRACE];
+  if (trace) return trace.span.spanContext().traceId;
+  const header = req.headers.traceparent;
   const match = typeof header === 'string' ? TRACEPARENT.exec(header.trim()) : null;
   return match && !/^0+$/.test(match[1]) ? match[1] : undefined;
+}
+
+// ---- CLIENT spans: outgoing requests and SQL statements ----
+
+/** The end of a CLIENT span; a no-op outside a recorded trace. */
+export interface ClientSpan {
+  /** False for the no-op span (tracing off, or outside a recorded trace). */
+  readonly recording: boolean;
+  end(outcome: { status?: number | null; error?: string }): void;
+}
+
+const NO_CLIENT_SPAN: ClientSpan = { recording: false, end() {} };
+
+/**
+ * An outgoing HTTP request to a partner (auth_url, webhook_url) at position `here` (default: the
+ * active context): a CLIENT span under it, whose `traceparent` is set on `headers`. Outside any
+ * trace nothing is recorded and no header is added.
+ */
+export function outgoingRequest(method: string, url: URL, headers: Record<string, string>, here?: TracePosition): ClientSpan {
+  if (!tracer) return NO_CLIENT_SPAN;
+  const otel = api!;
+  const parent = here ? here.run(() => otel.context.active()) : otel.context.active();
+  if (!otel.trace.getSpan(parent)) return NO_CLIENT_SPAN;
+  const span = tracer.startSpan(method, {
+    kind: otel.SpanKind.CLIENT,
+    attributes: {
+      'http.request.method': method,
+      'server.address': url.hostname,
+      'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+      // The path only: a query string could carry a partner's token.
+      'url.full': `${url.protocol}//${url.host}${url.pathname}`,
+    },
+  }, parent);
+  otel.propagation.inject(otel.trace.setSpan(parent, span), headers);
+  return {
+    recording: true,
+    end({ status, error }) {
+      if (status) span.setAttribute('http.response.status_code', status);
+      if (error !== undefined || (status ?? 0) >= 400) {
+        span.setAttribute('error.type', status ? String(status) : 'transport');
+        span.setStatus({ code: otel.SpanStatusCode.ERROR, message: error });
+      }
+      span.end();
+    },
+  };
+}
+
+/** Where SQL statements go, for their spans. */
+export interface DatabaseTarget {
+  namespace: string;
+  address: string;
+  port: number;
+}
+
+const SQL_OPERATION = /^\s*([A-Za-z]+)/;
+
+/**
+ * One SQL statement on PostgreSQL: a CLIENT span under the active context (or `here`) when that
+ * span is recording; statement text only, parameters are never recorded (they can be card data).
+ * Statements outside a recorded trace (jobs' polls, shared batched reads) make none.
+ */
+export function statementSpan(sql: string, target: DatabaseTarget, here?: TracePosition): ClientSpan {
+  if (!tracer) return NO_CLIENT_SPAN;
+  const otel = api!;
+  const parent = here ? here.run(() => otel.context.active()) : otel.context.active();
+  if (!otel.trace.getSpan(parent)?.isRecording()) return NO_CLIENT_SPAN;
+  const operation = (SQL_OPERATION.exec(sql)?.[1] ?? 'SQL').toUpperCase();
+  const span = tracer.startSpan(`${operation} ${target.namespace}`, {
+    kind: otel.SpanKind.CLIENT,
+    attributes: {
+      'db.system.name': 'postgresql',
+      'db.namespace': target.namespace,
+      'db.operation.name': operation,
+      'db.query.text': sql,
+      'server.address': target.address,
+      'server.port': target.port,
+    },
+  }, parent);
+  return {
+    recording: true,
+    end({ error }) {
+      if (error !== undefined) {
+        span.setAttribute('error.type', 'db_error');
+        span.setStatus({ code: otel.SpanStatusCode.ERROR, message: error });
+      }
+      span.end();
+    },
+  };
 }

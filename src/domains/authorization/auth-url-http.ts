@@ -14,6 +14,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { ipAllowed } from '../../platform/http/ip.ts';
 import { callbackUrlViolation, ForbiddenAddressError, hostOf, isForbiddenAddress } from '../../platform/http/ssrf.ts';
+import { outgoingRequest, type ClientSpan, type TracePosition } from '../../platform/tracing.ts';
 
 export type TransportFailure = 'TIMEOUT' | 'TRANSPORT_ERROR' | 'BLOCKED' | 'HTTP_STATUS';
 
@@ -83,16 +84,22 @@ function printable(text: string): string {
   return text.replace(/[\x00-\x1f\x7f]+/g, ' ').trim().slice(0, ERROR_KEEP_CHARS);
 }
 
-export function postToAuthUrl(target: AuthUrlTarget, body: string, headers: Record<string, string>, deadlineMs: number): Promise<AnswerResult> {
+/**
+ * `here`: the position in the trace of the step that asks (issue 27): the request is a CLIENT span
+ * under it and carries its `traceparent`.
+ */
+export function postToAuthUrl(target: AuthUrlTarget, body: string, headers: Record<string, string>, deadlineMs: number, here?: TracePosition): Promise<AnswerResult> {
   const started = performance.now();
   const elapsed = () => Math.max(0, Math.round(performance.now() - started));
   return new Promise<AnswerResult>((resolve) => {
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
+    let span: ClientSpan | undefined;
     const fail = (failure: TransportFailure, error: string, httpStatus: number | null = null) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      span?.end({ status: httpStatus, error });
       resolve({ ok: false, failure, httpStatus, error: printable(error), latencyMs: elapsed() });
     };
     let url: URL;
@@ -121,6 +128,8 @@ export function postToAuthUrl(target: AuthUrlTarget, body: string, headers: Reco
       }
     }
     let current: http.ClientRequest | undefined;
+    const traced: Record<string, string> = { ...headers };
+    span = outgoingRequest('POST', url, traced, here);
     timer = setTimeout(() => {
       fail('TIMEOUT', `no answer within ${deadlineMs} ms`);
       current?.destroy();
@@ -128,7 +137,7 @@ export function postToAuthUrl(target: AuthUrlTarget, body: string, headers: Reco
     const send = (retry: boolean) => {
       const req = (secure ? https : http).request(url, {
         method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body, 'utf8')) },
+        headers: { ...traced, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body, 'utf8')) },
         // The retry dials a connection of its own (same address checks), never another pooled one.
         ...(retry ? { agent: false, lookup: lookupFor(target) } : { agent: agentFor(target, secure) }),
       });
@@ -170,6 +179,7 @@ export function postToAuthUrl(target: AuthUrlTarget, body: string, headers: Reco
           if (settled) return;
           settled = true;
           clearTimeout(timer);
+          span?.end({ status });
           resolve({ ok: true, httpStatus: status, body: text, latencyMs: elapsed() });
         });
         res.on('error', (err) => fail('TRANSPORT_ERROR', err.message, status));

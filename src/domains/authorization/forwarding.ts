@@ -26,6 +26,7 @@ import { decisionOf, type PartnerDecisionStage, type PartnerExchange } from './d
 import { findForwardingSettings, insertForwarding, type ForwardingOutcome, type StandInReason } from './forwarding-store.ts';
 import type { TransactionView } from './schemas.ts';
 import type { ServiceKeys } from './service-keys.ts';
+import { traceHere, type TracePosition } from '../../platform/tracing.ts';
 
 export type { StandInReason };
 
@@ -113,11 +114,13 @@ export class AuthUrlForwarder implements PartnerDecisionStage {
   }
 
   async forward(input: { partnerId: string; transaction: TransactionView; deadline: Date }): Promise<PartnerExchange | null> {
+    // Issue 27: the auth_url request is a child of the caller's step (authorization.partner_decision).
+    const here = traceHere();
     const target = await this.targetOf(input.partnerId);
     if (!target) return null;
     // The engine's deadline (the partner's setting when the hold was taken) bounds the wait.
     const deadlineMs = Math.max(1, input.deadline.getTime() - this.deps.clock.now());
-    return exchangeOf(target, await this.exchange({ ...target, deadlineMs }, businessFields(input.transaction, input.deadline)));
+    return exchangeOf(target, await this.exchange({ ...target, deadlineMs }, businessFields(input.transaction, input.deadline), here));
   }
 
   decided(outcome: ForwardingOutcome): void {
@@ -125,7 +128,7 @@ export class AuthUrlForwarder implements PartnerDecisionStage {
   }
 
   /** One request and its verified answer (or why there is none). */
-  async exchange(target: ForwardTarget, fields: BusinessFields): Promise<ExchangeReport> {
+  async exchange(target: ForwardTarget, fields: BusinessFields, here: TracePosition = traceHere()): Promise<ExchangeReport> {
     const key = await this.deps.keys.activeKey();
     const base = { keyId: key.keyId, delivered: false, httpStatus: null, latencyMs: 0, answer: null };
     if (!target.publicKey) {
@@ -133,7 +136,7 @@ export class AuthUrlForwarder implements PartnerDecisionStage {
     }
     const plaintext = Buffer.from(stringifyJson(fields), 'utf8');
     const body = JSON.stringify({ data: encryptSegmented(target.publicKey, plaintext), sign: signSha256(key.privateKey, plaintext) });
-    const sent = await postToAuthUrl(target, body, { [SERVICE_KEY_HEADER]: key.keyId }, target.deadlineMs);
+    const sent = await postToAuthUrl(target, body, { [SERVICE_KEY_HEADER]: key.keyId }, target.deadlineMs, here);
     if (!sent.ok) {
       return { ...base, delivered: sent.failure === 'HTTP_STATUS', httpStatus: sent.httpStatus, latencyMs: sent.latencyMs, standInReason: sent.failure, error: sent.error };
     }

@@ -35,7 +35,7 @@ import {
   type ExpiringHold, type Source, type TransactionRow,
 } from './store.ts';
 import { runJobOnce, type JobDefinition, type JobLog } from '../../platform/jobs.ts';
-import { inSpan } from '../../platform/tracing.ts';
+import { inSpan, traceHere } from '../../platform/tracing.ts';
 import type { TransactionView } from './schemas.ts';
 import { approveEverything, awaitDecision, DECISION_GRACE_MS, decideAfterHold, type PartnerDecisionStage } from './decision.ts';
 
@@ -128,6 +128,8 @@ export async function authorize(deps: AuthorizationDeps, input: AuthorizationInp
   const billing = billingOf(input);
   if (!isIsoCountry(input.merchantCountry)) throw paramInvalid('merchantCountry', 'must be an ISO 3166-1 alpha-2 code');
   const at = now(deps);
+  // Issue 27: the partner decision, after the checks' await, is a step of this authorization's trace too.
+  const here = traceHere();
   // This request's claim on the partner decision, should the approval be forwarded (issue 26).
   const decisionToken = randomUUID();
   // One span for the checks card_authorize runs in one call: card, status, capabilities, velocity, funds (issue 27).
@@ -171,7 +173,7 @@ export async function authorize(deps: AuthorizationDeps, input: AuthorizationInp
     invariant(result.deadlineMs !== null, `awaited decision of ${transaction.transId} has a deadline`);
     const awaiting = { transaction, partnerId, standIn: result.standIn, deadlineMs: result.deadlineMs };
     const stage = deps.partnerDecision ?? approveEverything;
-    answer = result.outcome === 'REPLAY' ? await awaitDecision(deps, stage, awaiting) : await decideAfterHold(deps, stage, awaiting, decisionToken);
+    answer = await here.run(() => (result.outcome === 'REPLAY' ? awaitDecision(deps, stage, awaiting) : decideAfterHold(deps, stage, awaiting, decisionToken)));
   }
   // The LOW_BALANCE event committed with the hold; its emails go out now (2.12). A failure here
   // changes nothing of the authorization (the event stands; the answer is the decision).

@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import type { DeploymentEnv } from '../../platform/deployment.ts';
 import { ipAllowed } from '../../platform/http/ip.ts';
 import { callbackUrlViolation, ForbiddenAddressError, guardedLookup, hostOf } from '../../platform/http/ssrf.ts';
+import { outgoingRequest, type ClientSpan } from '../../platform/tracing.ts';
 
 export type AttemptOutcome = 'SUCCESS' | 'HTTP_ERROR' | 'TIMEOUT' | 'NETWORK_ERROR' | 'BLOCKED' | 'NOT_CONFIGURED';
 
@@ -92,10 +93,12 @@ export function postWebhook(options: PostOptions): Promise<PostResult> {
   return new Promise<PostResult>((resolve) => {
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
+    let span: ClientSpan | undefined;
     const settle = (r: Omit<PostResult, 'latencyMs'>) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      span?.end({ status: r.httpStatus, ...(r.error !== null ? { error: r.error } : {}) });
       resolve({ ...r, latencyMs: elapsed() });
     };
 
@@ -123,9 +126,13 @@ export function postWebhook(options: PostOptions): Promise<PostResult> {
     }
 
     const transport = url.protocol === 'https:' ? https : http;
+    // Issue 27: a CLIENT span under the delivery's span (webhook.deliver, active while the job
+    // starts the POST), its traceparent on the request.
+    const traced: Record<string, string> = { ...options.headers };
+    span = outgoingRequest('POST', url, traced);
     const req = transport.request(url, {
       method: 'POST',
-      headers: { ...options.headers, 'content-length': String(Buffer.byteLength(options.body, 'utf8')), connection: 'close' },
+      headers: { ...traced, 'content-length': String(Buffer.byteLength(options.body, 'utf8')), connection: 'close' },
       agent: false,
       lookup: whitelistedLookup(options),
     });

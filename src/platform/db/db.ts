@@ -1,6 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { statementSpan, traceHere, type DatabaseTarget, type TracePosition } from '../tracing.ts';
 import { withUnitsOfWork } from './unit-of-work.ts';
 
 export { insideUnitOfWork } from './unit-of-work.ts';
@@ -131,7 +132,37 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return UNAVAILABLE_MESSAGES.some((m) => err.message.startsWith(m));
 }
 
+/** Where the statements of a connection string go, for their spans (issue 27). */
+function databaseTarget(connectionString: string): DatabaseTarget {
+  try {
+    const url = new URL(connectionString);
+    return { namespace: decodeURIComponent(url.pathname.slice(1)) || 'postgres', address: url.hostname || 'localhost', port: Number(url.port) || 5432 };
+  } catch {
+    return { namespace: 'postgres', address: 'localhost', port: 5432 };
+  }
+}
+
+/**
+ * One statement with its span (issue 27): under the active step, or under `here` (the position
+ * where its transaction began). The span records the SQLSTATE of a failure, never its message
+ * (which can quote a parameter).
+ */
+async function traced<R>(sql: string, target: DatabaseTarget, here: TracePosition | undefined, send: () => Promise<R>): Promise<R> {
+  const span = statementSpan(sql, target, here);
+  if (!span.recording) return send();
+  try {
+    const result = await send();
+    span.end({});
+    return result;
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    span.end({ error: typeof code === 'string' ? code : 'error' });
+    throw err;
+  }
+}
+
 export async function openPostgres(options: PostgresOptions): Promise<Db> {
+  const target = databaseTarget(options.connectionString);
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.poolSize,
@@ -147,10 +178,11 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
   return withUnitsOfWork({
     kind: 'postgres',
     async query<T>(sql: string, params?: unknown[]) {
-      const result = await pool.query(prepared(sql, params));
+      const result = await traced(sql, target, undefined, () => pool.query(prepared(sql, params)));
       return result.rows as T[];
     },
     async tx<T>(fn: (q: Queryable) => Promise<T>) {
+      const here = traceHere();
       const conn = await pool.connect();
       // A checked-out client has no pool listener: a connection lost between two statements of the
       // transaction (database restart, failover) emits 'error' on it, which would otherwise crash
@@ -160,19 +192,19 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
       const onError = () => { broken = true; };
       conn.on('error', onError);
       try {
-        await conn.query('BEGIN');
+        await traced('BEGIN', target, here, () => conn.query('BEGIN'));
         const result = await fn({
           async query<R>(sql: string, params?: unknown[]) {
-            return (await conn.query(prepared(sql, params))).rows as R[];
+            return (await traced(sql, target, here, () => conn.query(prepared(sql, params)))).rows as R[];
           },
           async exec(sql: string) {
-            await conn.query(sql);
+            await traced(sql, target, here, () => conn.query(sql));
           },
         });
-        await conn.query('COMMIT');
+        await traced('COMMIT', target, here, () => conn.query('COMMIT'));
         return result;
       } catch (err) {
-        if (!broken && !isDatabaseUnavailable(err)) await conn.query('ROLLBACK').catch(() => { broken = true; });
+        if (!broken && !isDatabaseUnavailable(err)) await traced('ROLLBACK', target, here, () => conn.query('ROLLBACK')).catch(() => { broken = true; });
         else broken = true;
         throw err;
       } finally {
@@ -181,7 +213,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
       }
     },
     async exec(sql) {
-      await pool.query(sql);
+      await traced(sql, target, undefined, () => pool.query(sql));
     },
     async listen(channel, onNotify) {
       if (!CHANNEL_NAME.test(channel)) throw new Error(`listen: bad channel name ${channel}`);

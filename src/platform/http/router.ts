@@ -5,6 +5,7 @@ import { errorEnvelope as failureEnvelope, successEnvelope } from './envelope.ts
 import { stringifyJson } from './json.ts';
 import type { AdminCaller, AuthenticatedPartner, OperatorRole } from '../caller.ts';
 import { idempotencyKeyOf, type IdempotencyKeys } from './idempotency.ts';
+import { inRequestTrace } from '../tracing.ts';
 
 /** partner: a partner's signed call; network: the card network ingress key (D40); admin: operator bearer token. */
 export type AuthMode = 'partner' | 'network' | 'admin' | 'none';
@@ -221,7 +222,9 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, options: Regi
       };
       const idempotencyKey = idempotent ? idempotencyKeyOf(req.headers) : undefined;
       if (idempotencyKey === undefined) {
-        const data = audited ? await options.audit!(req, def, () => def.handler(ctx)) : await def.handler(ctx);
+        // Issue 27: the handler's business steps are spans under the request's SERVER span.
+        const handle = () => inRequestTrace(req.raw, () => def.handler(ctx));
+        const data = audited ? await options.audit!(req, def, handle) : await handle();
         reply.type('application/json; charset=utf-8').send(stringifyJson(successEnvelope(data)));
         return reply;
       }
@@ -231,7 +234,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, options: Regi
         { partnerId: ctx.partner.partnerId, key: idempotencyKey, method: req.method, path: req.url.split('?')[0], body: req.rawBody },
         async () => {
           try {
-            return { httpStatus: 200, body: stringifyJson(successEnvelope(await def.handler(ctx))) };
+            return { httpStatus: 200, body: stringifyJson(successEnvelope(await inRequestTrace(req.raw, () => def.handler(ctx)))) };
           } catch (err) {
             if (err instanceof ApiError && err.httpStatus === 200) {
               req.log.info({ code: err.code }, 'request refused');

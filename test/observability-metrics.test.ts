@@ -204,7 +204,7 @@ describe('Prometheus metrics (issue 27)', () => {
   it('/readyz reports the database and each job\'s freshness; a stale job degrades the report, not readiness', async () => {
     const ready = await (await fetch(`${svc.baseUrl}/readyz`)).json() as { status: string; database: { status: string }; jobs: { job: string; status: string }[] };
     assert.equal(ready.database.status, 'up');
-    assert.deepEqual(ready.jobs.map((j) => j.job).sort(), ['auth-decision-recovery', 'card-applications', 'hold-expiry', 'idempotency-sweep', 'ledger-audit', 'low-balance-scan', 'push-stream-prune', 'replay-sweep', 'webhook-delivery']);
+    assert.deepEqual(ready.jobs.map((j) => j.job).sort(), ['auth-decision-recovery', 'card-applications', 'hold-expiry', 'idempotency-sweep', 'ledger-audit', 'low-balance-scan', 'push-stream-prune', 'replay-sweep', 'rule-backtest', 'webhook-delivery']);
     assert.equal(ready.jobs.find((j) => j.job === 'card-applications')?.status, 'fresh', 'it ran in the first test');
     svc.clock.advance(2 * 3_600_000);
     try {

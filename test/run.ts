@@ -8,9 +8,10 @@
  *    On PostgreSQL the whole-suite run leaves out the files whose first line is
  *    `// test-database: none`: they never open the test database, and the embedded pass runs them.
  * 3. Runs each file in a process of its own (`node --test`), TEST_CONCURRENCY at a time (default:
- *    one per CPU: a file on the embedded database is CPU-bound, and a burst of signed requests must
- *    reach the service inside its 5-second signing window), longest first, and prints a summary
- *    with the slowest files.
+ *    one per CPU plus one: a file on the embedded database is CPU-bound, but several files wait on
+ *    processes they start, a database they stop or a job's timer, and one more file fills that idle
+ *    CPU; more would let a burst of signed requests miss the service's 5-second signing window),
+ *    longest first, and prints a summary with the slowest files.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -82,7 +83,7 @@ async function main(): Promise<number> {
     console.log(`# not run again on PostgreSQL (they never open the test database; the embedded pass runs them): ${once.none.map((f) => path.basename(f)).join(', ')}`);
     console.log(`# not run again on PostgreSQL (the database only stores what they test; the files they name test that on both): ${once.once.map((f) => path.basename(f)).join(', ')}`);
   }
-  const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? availableParallelism()));
+  const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? availableParallelism() + 1));
   const results = await runPool(files, concurrency, env);
   const total = { tests: 0, pass: 0, fail: 0, skipped: 0, cancelled: 0, todo: 0 };
   for (const r of results) for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += r.counts[k] ?? 0;

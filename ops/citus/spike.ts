@@ -407,7 +407,7 @@ async function main(): Promise<void> {
     const pool = (await rows<{ available: string; pending: string }>(c, `SELECT available, pending FROM ledger_accounts WHERE partner_id = $1 AND owner_type = 'ORGANIZATION_POOL'`, [pa]))[0];
     findings.push(`pool of ${pa} after the hold: available ${pool.available}, pending ${pool.pending} (was 1000.00 / 0)`);
     log(findings.at(-1)!);
-    const authTables = ['card_transactions', 'ledger_postings', 'ledger_entries', 'ledger_accounts', 'velocity_usage', 'events', 'event_sequences'];
+    const authTables = ['card_transactions', 'ledger_postings', 'ledger_entries', 'ledger_accounts', 'velocity_counters', 'events', 'event_sequences'];
     for (const line of await placement(c, pa, authTables)) { findings.push(`  ${pa} ${line}`); log(findings.at(-1)!); }
 
     // 2. A user-asset credit for the other partner (first use: creates the user and its accounts).

@@ -150,4 +150,17 @@ describe('request authentication (5.2-5.4, D5-D7)', () => {
     const afterCount = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM replay_nonces');
     assert.equal(afterCount[0].n, before[0].n);
   });
+
+  it('a partner changed behind this instance\'s cache (as by another instance) is answered and checked on its current row at once', async () => {
+    // Issue 34: the replay-store statement reads the partner's row version; the cached row (PARTNER_CACHE_TTL_MS) is not trusted past it.
+    assert.equal((await client.partner.settings()).apiKey, client.http.apiKey);
+    await svc.db.query(`UPDATE partners SET name = 'renamed-elsewhere' WHERE api_key = $1`, [client.http.apiKey]);
+    assert.equal((await client.partner.settings()).name, 'renamed-elsewhere');
+    await svc.db.query(`UPDATE partners SET status = 'DISABLED' WHERE api_key = $1`, [client.http.apiKey]);
+    try {
+      await expectAuthError(client.http.raw('GET', SETTINGS), 401, 'DAPI_API_KEY_INVALID');
+    } finally {
+      await svc.db.query(`UPDATE partners SET status = 'ACTIVE' WHERE api_key = $1`, [client.http.apiKey]);
+    }
+  });
 });

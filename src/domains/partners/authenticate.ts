@@ -39,22 +39,39 @@ function secretKeyOf(partner: Partner, masterKey: Buffer): string {
 }
 
 /**
+ * A partner as the cache holds it: the caller's settings with its decrypted secret, the whole row
+ * (the settings read answers from it), and the row version it was read at.
+ */
+export type CachedPartner = AuthenticatedPartner & Omit<Partner, 'apiKey'> & { readonly rowVersion: string };
+
+/** The partner row a signed call was authenticated on (PartnerAuthenticator), when it has one. */
+export function authenticatedRow(p: AuthenticatedPartner): CachedPartner | null {
+  return typeof (p as Partial<CachedPartner>).rowVersion === 'string' ? (p as CachedPartner) : null;
+}
+
+/**
  * Partners by API key, kept for a short time so a signed call does not pay a database round trip to
- * find its caller. A settings or credential change reaches every instance within PARTNER_CACHE_TTL_MS.
+ * find its caller. A settings or credential change reaches every instance within PARTNER_CACHE_TTL_MS;
+ * a signed partner call also checks the row version in its replay-store statement (PartnerAuthenticator).
  */
 export class PartnerCache {
-  private readonly entries = new Map<string, { partner: AuthenticatedPartner | null; expiresAt: number }>();
+  private readonly entries = new Map<string, { partner: CachedPartner | null; expiresAt: number }>();
   private static readonly MAX_ENTRIES = 10_000;
 
   constructor(private readonly db: Db, private readonly ttlMs: number, private readonly masterKey: Buffer) {}
 
   /** The active partner holding this API key, with its secret key decrypted; null if none. */
-  async get(apiKey: string): Promise<AuthenticatedPartner | null> {
-    const now = Date.now();
+  async get(apiKey: string): Promise<CachedPartner | null> {
     const hit = this.entries.get(apiKey);
-    if (hit && hit.expiresAt > now) return hit.partner;
+    if (hit && hit.expiresAt > Date.now()) return hit.partner;
+    return this.reload(apiKey);
+  }
+
+  /** Reads the partner again, whatever the cache holds (a newer row version was seen). */
+  async reload(apiKey: string): Promise<CachedPartner | null> {
+    const now = Date.now();
     const row = await findPartnerByApiKey(this.db, apiKey);
-    const partner = row && row.status === 'ACTIVE' && row.secretKeyEnc
+    const partner: CachedPartner | null = row && row.status === 'ACTIVE' && row.secretKeyEnc
       ? Object.freeze({ ...row, apiKey, secretKey: secretKeyOf(row, this.masterKey) })
       : null;
     if (this.ttlMs > 0) {
@@ -82,19 +99,34 @@ export class PartnerAuthenticator {
     this.replayStore = new ReplayStore(deps.db, { windowMs: deps.config.timestampWindowMs, now: () => deps.clock.now() });
   }
 
-  async authenticate(req: SignedRequest): Promise<AuthenticatedPartner> {
+  /**
+   * The partner as of this request: the replay-store statement also reads the partner's row
+   * version (issue 34). When the cached row is older (a change committed on any instance), the
+   * checks run again on the current row, in D5's order, before the replay verdict counts. So no
+   * request is accepted on an outdated row, and the partner returned is the database's row as of
+   * that statement (the settings read answers from it).
+   */
+  async authenticate(req: SignedRequest): Promise<CachedPartner> {
     const { deps } = this;
     const { apiKey } = req;
     if (!apiKey || !API_KEY_FORMAT.test(apiKey)) throw new ApiError('DAPI_API_KEY_INVALID');
-    const partner = await this.partners.get(apiKey);
+    let partner = await this.partners.get(apiKey);
+    const replayKey = this.verify(partner, req, apiKey);
+    const { verdict, partnerVersion } = await this.replayStore.record(replayKey);
+    if (partnerVersion !== partner!.rowVersion) {
+      partner = await this.partners.reload(apiKey);
+      this.verify(partner, req, apiKey);
+    }
+    throwUnlessNew(verdict, deps.clock.now());
+    return partner!;
+  }
+
+  /** D5's checks up to the signature on one row of the partner; the replay-store key of a valid request. */
+  private verify(partner: CachedPartner | null, req: SignedRequest, apiKey: string) {
+    const { deps } = this;
     if (!partner) throw new ApiError('DAPI_API_KEY_INVALID');
-
     if (!ipAllowed(partner.ipWhitelist.api, req.ip, deps.config.env)) throw new ApiError('DAPI_IP_NOT_ALLOWED');
-
-    const replayKey = verifySignedRequest({ ...req, apiKey }, partner.secretKey, deps.clock.now(), deps.config.timestampWindowMs);
-    throwUnlessNew(await this.replayStore.record(replayKey), deps.clock.now());
-
-    return partner;
+    return verifySignedRequest({ ...req, apiKey }, partner.secretKey, deps.clock.now(), deps.config.timestampWindowMs);
   }
 }
 
@@ -118,5 +150,5 @@ export interface ReplayGuard {
 
 export function newReplayGuard(deps: { db: Db; config: Config; clock: Clock }): ReplayGuard {
   const store = new ReplayStore(deps.db, { windowMs: deps.config.timestampWindowMs, now: () => deps.clock.now() });
-  return { record: (key) => store.record(key) };
+  return { record: async (key) => (await store.record(key)).verdict };
 }

@@ -14,6 +14,12 @@ const MAX_BATCH = 512;
  */
 export type ReplayVerdict = 'NEW' | 'REPLAYED' | { acceptsAfterMs: number };
 
+/** A key's verdict and the current row version of the partner holding its API key (null: none holds it). */
+export interface ReplayAnswer {
+  verdict: ReplayVerdict;
+  partnerVersion: string | null;
+}
+
 /**
  * The shared replay store (D5, D7) as a table every instance writes to, batched: the keys of every
  * request authenticated in one event-loop turn go in one INSERT, which answers only the keys that
@@ -22,18 +28,19 @@ export type ReplayVerdict = 'NEW' | 'REPLAYED' | { acceptsAfterMs: number };
  * unlogged (issue 34); its epoch guards what a crash took (docs/security.md).
  */
 export class ReplayStore {
-  private readonly batcher: Batcher<NonceKey, ReplayVerdict>;
+  private readonly batcher: Batcher<NonceKey, ReplayAnswer>;
 
   constructor(db: Db, guard: { windowMs: number; now: () => number }) {
     this.batcher = new Batcher((keys) => insertBatch(db, keys, guard), { maxBatch: MAX_BATCH, maxInFlight: 1 });
   }
 
-  record(key: NonceKey): Promise<ReplayVerdict> {
+  /** The key's verdict with the partner's row version read in the same statement (PartnerAuthenticator). */
+  record(key: NonceKey): Promise<ReplayAnswer> {
     return this.batcher.submit(key);
   }
 }
 
-async function insertBatch(db: Db, keys: NonceKey[], guard: { windowMs: number; now: () => number }): Promise<ReplayVerdict[]> {
+async function insertBatch(db: Db, keys: NonceKey[], guard: { windowMs: number; now: () => number }): Promise<ReplayAnswer[]> {
   // A key twice in one batch: its first request goes to the database, the others are replays.
   const firstIndexOf = new Map<string, number>();
   const distinct: NonceKey[] = [];
@@ -53,13 +60,14 @@ async function insertBatch(db: Db, keys: NonceKey[], guard: { windowMs: number; 
     answer = await recordNonces(db, distinct);
     invariant(answer.sinceMs !== null, 'replay store epoch missing right after it was started');
   }
-  const { replayed, sinceMs } = answer;
+  const { replayed, sinceMs, versions } = answer;
   invariant(replayed.every((i) => i >= 0 && i < distinct.length), 'replay store answered a position outside the batch');
   const replays = new Set(replayed);
+  const acceptsAfterMs = (sinceMs ?? 0) + guard.windowMs;
   return keys.map((k, n) => {
     const slot = slotOf[n];
-    const acceptsAfterMs = (sinceMs ?? 0) + guard.windowMs;
-    if (k.timestampMs <= acceptsAfterMs) return { acceptsAfterMs };
-    return slot !== -1 && !replays.has(slot) ? 'NEW' : 'REPLAYED';
+    const partnerVersion = versions.get(k.apiKey) ?? null;
+    if (k.timestampMs <= acceptsAfterMs) return { verdict: { acceptsAfterMs }, partnerVersion };
+    return { verdict: slot !== -1 && !replays.has(slot) ? 'NEW' : 'REPLAYED', partnerVersion };
   });
 }

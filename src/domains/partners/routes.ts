@@ -10,6 +10,7 @@ import {
 } from './service.ts';
 import { BatchedLookup } from '../../platform/db/batched-lookup.ts';
 import { checkSignature } from './signature-check.ts';
+import { authenticatedRow } from './authenticate.ts';
 import { findPartnerById, findPartnersByIds, listPartners, type Partner } from './store.ts';
 
 export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
@@ -123,8 +124,10 @@ export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
       summary: "The calling partner's own settings",
       data: PartnerView,
       errors: [],
+      // Issue 34: the row the call was authenticated on, which the replay-store statement of this
+      // very request found current (authenticate.ts); read again only for another kind of caller.
       handler: async ({ partner }) => {
-        const row = await partnersById.load(partner.partnerId);
+        const row = authenticatedRow(partner) ?? await partnersById.load(partner.partnerId);
         if (!row) throw new ApiError('DAPI_API_KEY_INVALID');
         return partnerView(row);
       },

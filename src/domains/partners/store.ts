@@ -19,8 +19,12 @@ const COLUMNS = `partner_id AS "partnerId", name, api_key AS "apiKey", secret_ke
   external_public_key AS "externalPublicKey", ip_whitelist AS "ipWhitelist",
   secure_card_iv_mode AS "secureCardIvMode", time_zone AS "timeZone", status, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
-export async function findPartnerByApiKey(q: Queryable, apiKey: string): Promise<Partner | null> {
-  const rows = await q.query<Partner>(`SELECT ${COLUMNS} FROM partners WHERE api_key = $1`, [apiKey]);
+/**
+ * The partner holding this API key, with its row version (`xmin`: every update of the row writes a
+ * new version with a new one), which the replay store's statement reads again (recordNonces).
+ */
+export async function findPartnerByApiKey(q: Queryable, apiKey: string): Promise<(Partner & { rowVersion: string }) | null> {
+  const rows = await q.query<Partner & { rowVersion: string }>(`SELECT ${COLUMNS}, xmin::text AS "rowVersion" FROM partners WHERE api_key = $1`, [apiKey]);
   return rows[0] ?? null;
 }
 
@@ -97,13 +101,15 @@ export interface NonceKey {
 
 /**
  * Replay store (D7): inserts many distinct (apiKey, timestamp, nonce) keys in one statement and
- * returns the positions (0-based) of the keys that were already present (the replays) and the
+ * returns the positions (0-based) of the keys that were already present (the replays), the
  * store's epoch (issue 34): the instant from which it holds every accepted key, null when the epoch
- * row is missing (the unlogged store was emptied by crash recovery: nothing was inserted then).
- * One round trip, one small row in the normal case.
+ * row is missing (the unlogged store was emptied by crash recovery: nothing was inserted then), and
+ * the current row version of the partner holding each API key of the batch (issue 34: a partner
+ * cached by an instance is checked against it in the same round trip; a key no partner holds is absent).
+ * One round trip, one small row per API key in the normal case.
  */
-export async function recordNonces(q: Queryable, keys: NonceKey[]): Promise<{ replayed: number[]; sinceMs: number | null }> {
-  const rows = await q.query<{ i: string; since: string | null }>(
+export async function recordNonces(q: Queryable, keys: NonceKey[]): Promise<{ replayed: number[]; sinceMs: number | null; versions: Map<string, string> }> {
+  const rows = await q.query<{ i: string | null; since: string | null; key: string | null }>(
     `WITH e AS (
        SELECT since_ms FROM replay_store_epoch WHERE id = 1
      ), k AS (
@@ -112,16 +118,19 @@ export async function recordNonces(q: Queryable, keys: NonceKey[]): Promise<{ re
        INSERT INTO replay_nonces (ts, api_key, nonce) SELECT ts, api_key, nonce FROM k WHERE EXISTS (SELECT 1 FROM e)
        ON CONFLICT DO NOTHING RETURNING api_key, ts, nonce
      )
-     SELECT 0 AS i, since_ms::text AS since FROM e
+     SELECT 0 AS i, since_ms::text AS since, NULL::text AS key FROM e
      UNION ALL
-     SELECT k.i, NULL FROM k LEFT JOIN ins ON ins.api_key = k.api_key AND ins.ts = k.ts AND ins.nonce = k.nonce
-     WHERE ins.nonce IS NULL AND EXISTS (SELECT 1 FROM e)`,
+     SELECT k.i, NULL, NULL FROM k LEFT JOIN ins ON ins.api_key = k.api_key AND ins.ts = k.ts AND ins.nonce = k.nonce
+     WHERE ins.nonce IS NULL AND EXISTS (SELECT 1 FROM e)
+     UNION ALL
+     SELECT NULL, p.xmin::text, p.api_key FROM partners p WHERE p.api_key = ANY ($1::text[])`,
     [keys.map((k) => k.apiKey), keys.map((k) => String(k.timestampMs)), keys.map((k) => k.nonce)],
   );
-  const epoch = rows.find((r) => r.since !== null);
+  const epoch = rows.find((r) => r.key === null && r.since !== null);
   return {
-    replayed: rows.filter((r) => r.since === null).map((r) => Number(r.i) - 1),
+    replayed: rows.filter((r) => r.key === null && r.since === null).map((r) => Number(r.i) - 1),
     sinceMs: epoch ? Number(epoch.since) : null,
+    versions: new Map(rows.filter((r) => r.key !== null).map((r) => [r.key!, r.since!])),
   };
 }
 

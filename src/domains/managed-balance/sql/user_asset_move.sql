@@ -14,11 +14,17 @@
 -- externalTranId (another user or asset) taking the index entry first: that raises SQLSTATE CS409,
 -- which undoes the whole call, and the caller answers EXTERNAL_TRAN_ID_DUPLICATE. The posting is
 -- written by ledger_post. Called by src/domains/managed-balance/movements-store.ts.
+-- Plans (issue 34): every statement of the call, ledger_post's included, runs its generic plan
+-- (plan_cache_mode, set for the call). Under the default mode several statements whose parameters
+-- are arrays (ledger_post's entries and balance-stream inserts) found their custom plan cheaper and were
+-- planned again on every call: a quarter of the call's machine CPU. The generic plans are the same
+-- index scans (docs/benchmarks.md, issue 34, credits step 1).
 CREATE OR REPLACE FUNCTION user_asset_move(
   p_partner_id text, p_external_user_id text, p_new_user_id text, p_external_tran_id text, p_type text, p_direction text,
   p_asset text, p_amount numeric, p_remark text, p_blockers text[], p_now timestamptz,
   p_movement_id text, p_posting_id text, p_new_account_id text, p_new_contra_id text
-) RETURNS TABLE (outcome text, body text) LANGUAGE plpgsql AS $$
+) RETURNS TABLE (outcome text, body text) LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   v_asset assets;
   v_user_id text;

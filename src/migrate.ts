@@ -24,6 +24,8 @@ export const DATABASE_FUNCTIONS: readonly string[] = [
   'ledger/sql/ledger_append_only.sql',
   'ledger/sql/ledger_refuse_direct_write.sql',
   'ledger/sql/ledger_post.sql',
+  'ledger/sql/ledger_hold.sql',
+  'ledger/sql/ledger_hold_rows.sql',
   'velocity/sql/velocity_periods.sql',
   'velocity/sql/velocity_refusal.sql',
   'velocity/sql/velocity_bound_rules.sql',

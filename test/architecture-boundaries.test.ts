@@ -621,7 +621,8 @@ describe('architecture: domain boundaries (docs/contributing.md)', () => {
     assert.equal(home.get('user_asset_move'), 'src/domains/managed-balance/sql/user_asset_move.sql');
     const authorize = fns.find((f) => f.name === 'card_authorize')!;
     assert.ok(authorize.tables.some((t) => t.use === 'writes' && t.table === 'card_transactions'), 'card_authorize writes card_transactions');
-    assert.ok(authorize.calls.includes('ledger_post') && authorize.calls.includes('card_velocity_refusal'), 'card_authorize calls ledger_post and card_velocity_refusal');
+    // Issue 34, step 4: the hold is a pending amount moved by the ledger's ledger_hold (no posting at approval).
+    assert.ok(authorize.calls.includes('ledger_hold') && authorize.calls.includes('card_velocity_refusal'), 'card_authorize calls ledger_hold and card_velocity_refusal');
     assert.ok(grants.length >= 10, 'the sql-foreign-tables block of docs/contributing.md lists the exceptions');
     for (const file of [...tree.keys()].filter((f) => /^src\/platform\/db\/migrations\/.*\.sql$/.test(f))) {
       assert.doesNotMatch(tree.get(file)!, /\bCREATE\s+(OR\s+REPLACE\s+)?(FUNCTION|TRIGGER)\b/, `${file} defines no function or trigger`);

@@ -16,23 +16,42 @@ export interface AuditAccountRow {
   lastPending: string | null;
   lastVersion: string | null;
   forcedCount: string;
+  /** Issue 34: the holds of the pending-amount layout (never entries), open or released since. */
+  held: string;
+  /** Of those, the ones made after the account's last entry (the last entry's balances predate them). */
+  heldAfterLast: string;
+  /** What the account's open authorizations (either layout) still hold: its pending must equal it. */
+  openHeld: string;
 }
 
 /**
- * Every account (of the partner, or all) with its stored balances and the ones derived from its entries.
- * A partner's audit reads only that partner's accounts and their entries (index on account_id), so its
- * cost follows the partner's ledger, not the whole table's.
+ * Every account (of the partner, or all) with its stored balances and the ones derived from its
+ * entries and holds (issue 34: a hold is a pending amount recorded on its authorization, read
+ * through ledger_hold_rows). A partner's audit reads only that partner's accounts, their entries
+ * (index on account_id) and holds, so its cost follows the partner's ledger, not the whole table's.
  */
 export async function auditAccountRows(q: Queryable, partnerId: string | null): Promise<AuditAccountRow[]> {
   return q.query<AuditAccountRow>(
-    `WITH a AS (SELECT * FROM ledger_accounts WHERE $1::text IS NULL OR partner_id = $1)
+    `WITH a AS (SELECT * FROM ledger_accounts WHERE $1::text IS NULL OR partner_id = $1),
+          l AS (SELECT a.account_id, l.entry_id, l.available_after, l.pending_after, l.account_version
+                  FROM a LEFT JOIN LATERAL (
+                    SELECT entry_id, available_after, pending_after, account_version FROM ledger_entries e
+                     WHERE e.account_id = a.account_id ORDER BY account_version DESC LIMIT 1) l ON true),
+          hs AS (SELECT h.account_id, sum(h.held) AS held, sum(h.open_held) AS open_held,
+                        sum(h.held) FILTER (WHERE h.hold_seq > COALESCE(l.entry_id, 0)) AS held_after_last
+                   FROM ledger_hold_rows($1::text) h JOIN l ON l.account_id = h.account_id
+                  GROUP BY h.account_id)
      SELECT a.account_id AS "accountId", a.allow_negative AS "allowNegative",
             a.available::text AS available, a.pending::text AS pending, a.total::text AS total, a.version::text AS version,
-            COALESCE(d.avail, 0)::text AS "derivedAvailable", COALESCE(d.pend, 0)::text AS "derivedPending",
+            (COALESCE(d.avail, 0) - COALESCE(hs.held, 0))::text AS "derivedAvailable",
+            (COALESCE(d.pend, 0) + COALESCE(hs.held, 0))::text AS "derivedPending",
             COALESCE(d.n, 0)::text AS "entryCount", COALESCE(d.forced, 0)::text AS "forcedCount",
             l.available_after::text AS "lastAvailable", l.pending_after::text AS "lastPending",
-            l.account_version::text AS "lastVersion"
+            l.account_version::text AS "lastVersion",
+            COALESCE(hs.held, 0)::text AS held, COALESCE(hs.held_after_last, 0)::text AS "heldAfterLast",
+            COALESCE(hs.open_held, 0)::text AS "openHeld"
        FROM a
+       JOIN l ON l.account_id = a.account_id
        LEFT JOIN (
          SELECT e.account_id,
                 sum(e.amount) FILTER (WHERE e.bucket = 'AVAILABLE') AS avail,
@@ -42,10 +61,7 @@ export async function auditAccountRows(q: Queryable, partnerId: string | null): 
            FROM a JOIN ledger_entries e ON e.account_id = a.account_id JOIN ledger_postings p ON p.posting_id = e.posting_id
           GROUP BY e.account_id
        ) d ON d.account_id = a.account_id
-       LEFT JOIN LATERAL (
-         SELECT available_after, pending_after, account_version FROM ledger_entries e
-          WHERE e.account_id = a.account_id ORDER BY account_version DESC LIMIT 1
-       ) l ON true
+       LEFT JOIN hs ON hs.account_id = a.account_id
       ORDER BY a.account_id`,
     [partnerId],
   );

@@ -5,8 +5,11 @@ import { auditAccountRows, countPostings, insertAuditRun, latestAuditRun, unbala
 
 /**
  * D33: "the ledger can be audited by a command that re-derives every balance". Re-derives each
- * account's available and pending from its entries and compares them with the stored balances,
- * the balances recorded on the account's last entry, and the version; lists postings that are not
+ * account's available and pending from its entries and its holds (issue 34: an authorization's
+ * hold is a pending amount recorded on its transaction record, not entries; its release or
+ * settlement is entries) and compares them with the stored balances, the balances recorded on the
+ * account's last entry (less the holds made since), and the version; checks that pending is
+ * exactly what the account's open authorizations still hold; lists postings that are not
  * balanced per currency or have fewer than two entries, and accounts breaking pending >= 0 or
  * available >= 0 (a negative available is reported as a finding only when no forced posting
  * explains it), and partner currencies whose balances do not sum to zero (money is conserved:
@@ -18,7 +21,7 @@ import { auditAccountRows, countPostings, insertAuditRun, latestAuditRun, unbala
  */
 export interface AuditFinding {
   kind: 'BALANCE_MISMATCH' | 'LAST_ENTRY_MISMATCH' | 'VERSION_MISMATCH' | 'UNBALANCED_POSTING' | 'NEGATIVE_PENDING' | 'NEGATIVE_AVAILABLE'
-    | 'NOT_CONSERVED';
+    | 'NOT_CONSERVED' | 'OPEN_HOLDS_MISMATCH';
   accountId?: string;
   postingId?: string;
   detail: string;
@@ -58,9 +61,16 @@ export async function auditLedger(q: Queryable, options: { partnerId?: string; a
     if (Number(a.version) !== Number(a.entryCount)) {
       add({ kind: 'VERSION_MISMATCH', accountId: a.accountId, detail: `version ${a.version}, entries ${a.entryCount}` });
     }
-    if (a.lastVersion !== null && (!fromDb(a.lastAvailable).eq(available) || !fromDb(a.lastPending).eq(pending) || a.lastVersion !== a.version)) {
+    // The last entry's balances, less the holds made since (issue 34: a hold moves the row, not the entries).
+    const heldSince = fromDb(a.heldAfterLast);
+    if (a.lastVersion !== null && (!fromDb(a.lastAvailable).minus(heldSince).eq(available) || !fromDb(a.lastPending).plus(heldSince).eq(pending)
+        || a.lastVersion !== a.version)) {
       add({ kind: 'LAST_ENTRY_MISMATCH', accountId: a.accountId,
-        detail: `last entry says ${a.lastAvailable}/${a.lastPending} v${a.lastVersion}, account ${a.available}/${a.pending} v${a.version}` });
+        detail: `last entry says ${a.lastAvailable}/${a.lastPending} v${a.lastVersion} with ${a.heldAfterLast} held since, account ${a.available}/${a.pending} v${a.version}` });
+    }
+    // Pending is exactly what the account's open authorizations still hold (both hold layouts).
+    if (!pending.eq(fromDb(a.openHeld))) {
+      add({ kind: 'OPEN_HOLDS_MISMATCH', accountId: a.accountId, detail: `pending ${a.pending}, open holds ${a.openHeld}` });
     }
     if (pending.lt(0)) add({ kind: 'NEGATIVE_PENDING', accountId: a.accountId, detail: `pending ${a.pending}` });
     if (available.lt(0) && !a.allowNegative && Number(a.forcedCount) === 0) {

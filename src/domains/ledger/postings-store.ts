@@ -75,33 +75,46 @@ export interface MovementFilter {
 
 /**
  * Movements of an owner's accounts: one line per posting and account (a hold moving money from
- * available to pending is one line), newest first (D9).
+ * available to pending is one line), newest first (D9). Issue 34: a hold of the pending-amount
+ * layout is not a posting; its line comes from its authorization's record (ledger_hold_lines) as
+ * its posting showed it (AUTHORIZATION, available -held, pending +held, the balances after), and its
+ * number (hold_seq, from the entries' sequence) names and orders it like an entry's.
  */
 export async function listMovementRows(q: Queryable, f: MovementFilter, limit: number, offset: number): Promise<{ total: number; rows: MovementRow[] }> {
   const where = `a.partner_id = $1 AND a.owner_type = $2 AND a.owner_id = $3
     AND ($4::text IS NULL OR a.currency = $4)
     AND ($5::timestamptz IS NULL OR e.created_at >= $5) AND ($6::timestamptz IS NULL OR e.created_at < $6)`;
+  const holds = 'ledger_hold_lines($1::text, $2::text, $3::text, $4::text, $5::timestamptz, $6::timestamptz)';
   const params = [f.partnerId, f.ownerType, f.ownerId, f.currency, f.startTime, f.endTime];
   const [{ total }] = await q.query<{ total: number }>(
-    `SELECT count(*)::int AS total FROM (
-       SELECT 1 FROM ledger_entries e JOIN ledger_accounts a ON a.account_id = e.account_id
-        WHERE ${where} GROUP BY e.posting_id, e.account_id) g`,
+    `SELECT (SELECT count(*)::int FROM (
+              SELECT 1 FROM ledger_entries e JOIN ledger_accounts a ON a.account_id = e.account_id
+               WHERE ${where} GROUP BY e.posting_id, e.account_id) g)
+          + (SELECT count(*)::int FROM ${holds}) AS total`,
     params,
   );
   const rows = await q.query<MovementRow>(
-    `SELECT min(e.entry_id)::text AS "firstEntryId", e.posting_id AS "postingId", a.currency, p.kind, p.reference,
-            p.description, p.created_at AS "createdAt",
-            sum(e.amount)::text AS amount,
-            COALESCE(sum(e.amount) FILTER (WHERE e.bucket = 'AVAILABLE'), 0)::text AS "availableChange",
-            COALESCE(sum(e.amount) FILTER (WHERE e.bucket = 'PENDING'), 0)::text AS "pendingChange",
-            ((array_agg(e.available_after ORDER BY e.account_version DESC))[1])::text AS "availableAfter",
-            ((array_agg(e.pending_after ORDER BY e.account_version DESC))[1])::text AS "pendingAfter"
-       FROM ledger_entries e
-       JOIN ledger_accounts a ON a.account_id = e.account_id
-       JOIN ledger_postings p ON p.posting_id = e.posting_id
-      WHERE ${where}
-      GROUP BY e.posting_id, e.account_id, a.currency, p.kind, p.reference, p.description, p.created_at, p.seq
-      ORDER BY p.created_at DESC, p.seq DESC
+    `SELECT "firstEntryId", "postingId", currency, kind, reference, description, "createdAt", amount, "availableChange", "pendingChange",
+            "availableAfter", "pendingAfter"
+       FROM (
+         SELECT min(e.entry_id) AS seq, min(e.entry_id)::text AS "firstEntryId", e.posting_id AS "postingId", a.currency, p.kind, p.reference,
+                p.description, p.created_at AS "createdAt",
+                sum(e.amount)::text AS amount,
+                COALESCE(sum(e.amount) FILTER (WHERE e.bucket = 'AVAILABLE'), 0)::text AS "availableChange",
+                COALESCE(sum(e.amount) FILTER (WHERE e.bucket = 'PENDING'), 0)::text AS "pendingChange",
+                ((array_agg(e.available_after ORDER BY e.account_version DESC))[1])::text AS "availableAfter",
+                ((array_agg(e.pending_after ORDER BY e.account_version DESC))[1])::text AS "pendingAfter"
+           FROM ledger_entries e
+           JOIN ledger_accounts a ON a.account_id = e.account_id
+           JOIN ledger_postings p ON p.posting_id = e.posting_id
+          WHERE ${where}
+          GROUP BY e.posting_id, e.account_id, a.currency, p.kind, p.reference, p.description, p.created_at
+         UNION ALL
+         SELECT h.hold_seq, h.hold_seq::text, h.posting_id, h.currency, 'AUTHORIZATION', h.reference, 'Authorization hold', h.created_at,
+                (h.held - h.held)::text, (-h.held)::text, h.held::text, h.available_after::text, h.pending_after::text
+           FROM ${holds} h
+       ) m
+      ORDER BY "createdAt" DESC, seq DESC
       LIMIT $7 OFFSET $8`,
     [...params, limit, offset],
   );
@@ -135,17 +148,28 @@ export interface PostingEntryRow {
 
 /**
  * The entries of the postings named by id, or by one of a partner's references (primary key and
- * ledger_postings_reference; entries by ledger_entries_posting), in posting then entry order.
+ * ledger_postings_reference; entries by ledger_entries_posting), in posting then entry order; and
+ * the holds of the authorizations named among the references as the two entries their posting had
+ * (issue 34: a hold is not a posting, ledger_hold_entries), ordered with the postings by their
+ * first entry's number.
  */
 export async function postingEntryRows(q: Queryable, partnerId: string, postingIds: string[], references: string[], limit: number): Promise<PostingEntryRow[]> {
   return q.query<PostingEntryRow>(
-    `SELECT p.posting_id AS "postingId", p.kind, p.forced, p.reference, p.created_at AS "createdAt", e.entry_id::text AS "entryId",
-            e.account_id AS "accountId", a.owner_type AS "ownerType", a.owner_id AS "ownerId", e.currency, e.bucket, e.amount::text AS amount
-       FROM (SELECT * FROM ledger_postings WHERE posting_id = ANY($2::text[])
-             UNION SELECT * FROM ledger_postings WHERE partner_id = $1 AND reference = ANY($3::text[])) p
-       JOIN ledger_entries e ON e.posting_id = p.posting_id
-       JOIN ledger_accounts a ON a.account_id = e.account_id
-      ORDER BY p.seq, e.entry_id
+    `SELECT "postingId", kind, forced, reference, "createdAt", "entryId", "accountId", "ownerType", "ownerId", currency, bucket, amount
+       FROM (
+         SELECT p.posting_id AS "postingId", p.kind, p.forced, p.reference, p.created_at AS "createdAt", e.entry_id::text AS "entryId",
+                e.account_id AS "accountId", a.owner_type AS "ownerType", a.owner_id AS "ownerId", e.currency, e.bucket, e.amount::text AS amount,
+                min(e.entry_id) OVER (PARTITION BY p.posting_id) AS first, e.entry_id AS k
+           FROM (SELECT * FROM ledger_postings WHERE posting_id = ANY($2::text[])
+                 UNION SELECT * FROM ledger_postings WHERE partner_id = $1 AND reference = ANY($3::text[])) p
+           JOIN ledger_entries e ON e.posting_id = p.posting_id
+           JOIN ledger_accounts a ON a.account_id = e.account_id
+         UNION ALL
+         SELECT h.posting_id, 'AUTHORIZATION', false, h.reference, h.created_at, h.hold_seq::text, h.account_id, h.owner_type, h.owner_id,
+                h.currency, h.bucket, h.amount::text, h.hold_seq, CASE h.bucket WHEN 'AVAILABLE' THEN 0 ELSE 1 END
+           FROM ledger_hold_entries($1::text, $3::text[]) h
+       ) r
+      ORDER BY first, k
       LIMIT $4`,
     [partnerId, postingIds, references, limit],
   );

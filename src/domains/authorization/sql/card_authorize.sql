@@ -5,8 +5,9 @@
 -- Stages in order, each decline with its D47 reason and no side effect but the declined record:
 -- card (CARD_INVALID when unknown or, for a partner call, another partner's: no record at all),
 -- card status, capabilities of employee, company and partner, velocity (card_velocity_refusal,
--- src/domains/velocity/sql/), funds (free -> freeze: the hold is written by ledger_post, the
--- ledger's one writer). A network retry (same network_transaction_id) is answered from the first
+-- src/domains/velocity/sql/), funds (free -> freeze: the hold is a pending amount moved on the
+-- account row by ledger_hold and recorded on this authorization's record, issue 34 step 4: no
+-- posting and no entries until clearing, reversal or expiry post them). A network retry (same network_transaction_id) is answered from the first
 -- record. An approval on a corporate card of a partner with an auth_url opens its awaited partner
 -- decision (auth_decisions, issue 26) in the hold's commit and tells the caller (stand_in,
 -- deadline_ms: NULL when nothing awaits a decision); a copy of the message learns the same while the
@@ -39,6 +40,7 @@ DECLARE
   v_after_available numeric;
   v_after_pending numeric;
   v_after_version bigint;
+  v_hold_seq bigint;
   v_json text;
   v_alert balance_alert_settings;
   v_stand_in text;
@@ -164,12 +166,11 @@ BEGIN
   END IF;
 
   IF v_reason IS NULL THEN
-    SELECT l.available_after, l.pending_after, l.account_version INTO v_after_available, v_after_pending, v_after_version
-      FROM ledger_post(p_posting_id, v_card.partner_id, 'AUTHORIZATION', false, p_trans_id, 'Authorization hold', p_now,
-                       ARRAY[v_account.account_id, v_account.account_id], ARRAY[v_account.currency, v_account.currency],
-                       ARRAY['AVAILABLE', 'PENDING'], ARRAY[-v_famt, v_famt]) l
-     ORDER BY l.account_version DESC LIMIT 1;
-    IF v_after_available <> v_account.available - v_famt OR v_after_pending <> v_account.pending + v_famt THEN
+    -- Issue 34, step 4: the hold is a pending amount on the account row and this record (ledger_hold:
+    -- no posting, no entries); what releases or settles it posts the balanced entries.
+    SELECT h.hold_seq, h.available_after, h.pending_after, h.account_version INTO v_hold_seq, v_after_available, v_after_pending, v_after_version
+      FROM ledger_hold(v_account.account_id, v_card.partner_id, v_famt, v_account.available, v_account.pending, p_trans_id, p_now) h;
+    IF v_after_available IS DISTINCT FROM v_account.available - v_famt OR v_after_pending IS DISTINCT FROM v_account.pending + v_famt THEN
       RAISE EXCEPTION 'authorization: hold on % did not move exactly % from available to pending', v_account.account_id, v_famt;
     END IF;
     -- D32: the amount and one count to every period of the card and of its employee: one counter
@@ -211,7 +212,8 @@ BEGIN
   INSERT INTO card_transactions (trans_id, partner_id, card_id, organization_id, subject_type, subject_id, message_type, auth_type,
       debit_credit_indicator, source, network_transaction_id, amount, currency, billing_amount, billing_currency, merchant_name, mcc,
       merchant_country, channel, status, decline_reason, decline_detail, hold_amount, funds_account_id, outstanding_transaction_id,
-      posting_id, expiry_due_at, transaction_time, created_at, updated_at, funds_rate, funds_scale, funds_hold)
+      posting_id, expiry_due_at, transaction_time, created_at, updated_at, funds_rate, funds_scale, funds_hold,
+      hold_seq, hold_funds, hold_available_after, hold_pending_after)
     VALUES (p_trans_id, v_card.partner_id, p_card_id, v_card.organization_id, v_card.subject_type, v_card.subject_id, 'AUTHORIZATION',
       'EXPEND', 'D', p_source, p_network_id, p_amount, p_currency, v_bamt, v_bcur, p_merchant_name, p_mcc, p_country, p_channel,
       CASE WHEN v_reason IS NULL THEN 'PENDING' ELSE 'DECLINED' END, v_reason, v_detail,
@@ -223,7 +225,8 @@ BEGIN
       p_transaction_time, p_now, p_now,
       CASE WHEN v_reason IS NULL THEN v_rate END,
       CASE WHEN v_reason IS NULL AND v_rate IS NOT NULL THEN v_asset.scale END,
-      CASE WHEN v_reason IS NULL AND v_rate IS NOT NULL THEN v_famt END)
+      CASE WHEN v_reason IS NULL AND v_rate IS NOT NULL THEN v_famt END,
+      v_hold_seq, CASE WHEN v_reason IS NULL THEN v_famt END, v_after_available, v_after_pending)
     RETURNING * INTO v_t;
   -- Issue 26: an approval on a corporate card of a partner with an auth_url awaits the partner's
   -- decision from this commit on, claimed by this request (p_decision_token) until due_at, with the

@@ -45,8 +45,9 @@ export async function signedGetScenario(): Promise<boolean> {
       console.log(`${t.name.padEnd(18)} ${rps.toFixed(0).padStart(7)}  ${String(p99).padStart(7)}  ${(rps / plainRps).toFixed(2).padStart(6)}${bad ? `  (${bad} failed requests!)` : ''}`);
       if (bad) failed = true;
       if (t.name === 'PostgreSQL') {
-        const ok = rps / plainRps >= 0.25 && p99 < 25;
-        console.log(`\ntarget signed GET on PostgreSQL >= 0.25 x plain and p99 < 25 ms: ${ok ? 'MET' : 'NOT MET'}`);
+        // Issue 34's target (issue 28 asked 0.25 x with p99 under 25 ms).
+        const ok = rps / plainRps >= 0.3 && p99 < 25;
+        console.log(`\ntarget signed GET on PostgreSQL >= 0.30 x plain and p99 < 25 ms: ${ok ? 'MET' : 'NOT MET'}`);
       }
     }
     // Issue 28: resident memory of the PostgreSQL instance at rest (2 s after ready, before any

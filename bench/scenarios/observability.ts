@@ -52,7 +52,9 @@ async function measuredRounds(targets: Target[]): Promise<Map<string, Sample[]>>
  *   2. metrics on (scraped every 5 s as Prometheus would), traces off,
  *   3. metrics on and traces exported over OTLP/HTTP protobuf to a local receiver (every request sampled),
  *   4. the same with 10 % of the requests sampled (OTEL_TRACES_SAMPLER=parentbased_traceidratio), for reference.
- * Targets: metrics cost at most 5 % of (1); traces (3) cost at most 15 % of (2).
+ * Targets: metrics cost at most 5 % of (1); traces (3) cost at most 15 % of (2). Each sample also
+ * prints the CPU per request of the service process and of the whole machine (/proc), which on a
+ * shared host says more than requests/s: the load generator, the receiver and PostgreSQL share the CPUs.
  */
 export async function observabilityScenario(): Promise<boolean> {
   const { pgUrl, dataDir } = await freshBenchDatabase();

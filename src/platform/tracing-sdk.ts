@@ -1,8 +1,9 @@
 /**
  * The OpenTelemetry Node SDK, loaded only by startTracing (src/platform/tracing.ts) when an OTLP
  * endpoint is configured. The exporter follows the standard OTEL_* variables (endpoint, protocol
- * http/protobuf by default or http/json, headers, service name, sampler); the propagator is the
- * SDK's default (W3C trace context and baggage).
+ * http/protobuf by default or http/json, headers, service name, sampler, OTEL_BSP_*); over OTLP/HTTP
+ * the spans go through `SerializingSpanProcessor` below (the SDK's serializer and transport). The
+ * propagator is the SDK's default (W3C trace context and baggage).
  *
  * No instrumentation is registered: the service makes its own SERVER, business-step, CLIENT and
  * SQL spans (tracing.ts), because the http, Fastify and pg instrumentations cost 60-70 % of the

@@ -161,8 +161,10 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     // The request's SERVER span starts here, the first code of the request (tracing.ts).
     childLoggerFactory: (logger, bindings, options, rawReq) => {
       startServerSpan(rawReq);
+      // Fastify's bindings object is made for this request: the trace id is added to it, not to a copy.
       const traceId = traceIdOf(rawReq);
-      return logger.child(traceId ? { ...bindings, traceId } : bindings, options);
+      if (traceId) (bindings as Record<string, unknown>).traceId = traceId;
+      return logger.child(bindings, options);
     },
     // One access line per request (onResponse below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),

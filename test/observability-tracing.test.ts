@@ -6,6 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { SignedHttpClient, type CardTransaction } from '../sdk/index.ts';
 import { deliverDueEvents } from '../src/domains/events/testing.ts';
 import { startTracing, type TracingHandle } from '../src/platform/tracing.ts';
+import { joinableFormat, SerializingSpanProcessor } from '../src/platform/tracing-sdk.ts';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { tracing } from '@opentelemetry/sdk-node';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { fundedCard, purchase, type SpendWorld } from './helpers/authorization.ts';
 import { WebhookReceiver } from './helpers/webhook-receiver.ts';
@@ -146,4 +149,66 @@ describe('OpenTelemetry traces (issue 27)', () => {
     assert.ok(lines.length >= 1);
     for (const line of lines) assert.equal(line.traceId, traceId);
   });
+});
+
+/** The fields of one protobuf message: [field number, value] (a Buffer for length-delimited fields, else a number). */
+function protobufFields(buf: Buffer): [number, Buffer | number][] {
+  const out: [number, Buffer | number][] = [];
+  let at = 0;
+  const varint = () => {
+    let value = 0;
+    let shift = 0;
+    for (;;) {
+      const byte = buf[at++];
+      value += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) return value;
+      shift += 7;
+    }
+  };
+  while (at < buf.length) {
+    const key = varint();
+    const wireType = key % 8;
+    const field = Math.floor(key / 8);
+    if (wireType === 0) out.push([field, varint()]);
+    else if (wireType === 1) { out.push([field, 0]); at += 8; }
+    else if (wireType === 5) { out.push([field, 0]); at += 4; }
+    else if (wireType === 2) { const length = varint(); out.push([field, buf.subarray(at, at + length)]); at += length; }
+    else throw new Error(`wire type ${wireType}`);
+  }
+  assert.equal(at, buf.length);
+  return out;
+}
+const sub = (buf: Buffer, field: number) => protobufFields(buf).filter(([f]) => f === field).map(([, v]) => v as Buffer);
+
+/**
+ * Issue 27 bench: the OTLP/HTTP export serializes every few ended spans with the SDK's serializer
+ * and joins the serialized requests into one export request; a collector must read every span.
+ */
+describe('OTLP export of serialized chunks (issue 27)', () => {
+  for (const protocol of ['http/json', 'http/protobuf']) {
+    it(`${protocol}: one export request holds every span of its chunks`, async () => {
+      const sent: { body: Uint8Array; spans: number }[] = [];
+      const processor = new SerializingSpanProcessor(joinableFormat({ OTEL_EXPORTER_OTLP_PROTOCOL: protocol })!, async (batch) => { sent.push(batch); }, {
+        chunkSize: 2, maxExportBatchSize: 5, scheduledDelayMs: 60_000, maxQueueSize: 100,
+      });
+      const provider = new tracing.BasicTracerProvider({ spanProcessors: [processor] });
+      const tracer = provider.getTracer('chunks');
+      for (let i = 0; i < 7; i++) tracer.startSpan(`step-${i}`, { attributes: { 'app.step': i } }, ROOT_CONTEXT).end();
+      await processor.forceFlush();
+      // Chunks of 2 as spans end; an export once 5 are serialized (6: three chunks), the rest at the flush.
+      assert.deepEqual(sent.map((b) => b.spans), [6, 1]);
+      const names = sent.map((batch) => {
+        const body = Buffer.from(batch.body);
+        if (protocol === 'http/json') {
+          const request = JSON.parse(body.toString('utf8')) as { resourceSpans: { resource: unknown; scopeSpans: { spans: { name: string }[] }[] }[] };
+          assert.ok(request.resourceSpans.every((rs) => rs.resource));
+          return request.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans.map((s) => s.name)));
+        }
+        // ExportTraceServiceRequest.resource_spans (1) > ResourceSpans.scope_spans (2) > ScopeSpans.spans (2) > Span.name (5)
+        return sub(body, 1).flatMap((rs) => sub(rs, 2).flatMap((ss) => sub(ss, 2).map((span) => sub(span, 5)[0].toString('utf8'))));
+      });
+      assert.deepEqual(names, [['step-0', 'step-1', 'step-2', 'step-3', 'step-4', 'step-5'], ['step-6']]);
+      await provider.shutdown();
+    });
+  }
 });

@@ -26,6 +26,8 @@ type Api = typeof OtelApi;
 
 let api: Api | null = null;
 let tracer: OtelApi.Tracer | null = null;
+/** The options of every SERVER span (one object: the SDK only reads them). */
+let serverSpanOptions: OtelApi.SpanOptions = {};
 
 export interface TracingHandle {
   /** Exports the spans still buffered and stops. */
@@ -48,6 +50,7 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promis
   const handle = await startSdk(env);
   api = await import('@opentelemetry/api');
   tracer = api.trace.getTracer('card-issuing-service');
+  serverSpanOptions = { kind: api.SpanKind.SERVER };
   return handle;
 }
 
@@ -146,10 +149,11 @@ export function startServerSpan(req: IncomingMessage): void {
   const otel = api!;
   const method = req.method ?? 'GET';
   const parent = otel.propagation.extract(otel.ROOT_CONTEXT, req.headers);
-  const span = tracer.startSpan(method, {
-    kind: otel.SpanKind.SERVER,
-    attributes: { 'http.request.method': method, 'url.path': path, 'url.scheme': 'http' },
-  }, parent);
+  // The request attributes are set once the sampler has decided, on a recorded span only: the SDK
+  // copies and checks start attributes before its sampler runs, for every request (issue 27 bench).
+  // The samplers the OTEL_* variables configure do not read attributes.
+  const span = tracer.startSpan(method, serverSpanOptions, parent);
+  if (span.isRecording()) span.setAttributes({ 'http.request.method': method, 'url.path': path, 'url.scheme': 'http' });
   (req as TracedRequest)[SERVER_TRACE] = { span, parent };
 }
 

@@ -23,6 +23,7 @@ export const DATABASE_FUNCTIONS: readonly string[] = [
   'ledger/sql/ledger_account_kept.sql',
   'ledger/sql/ledger_append_only.sql',
   'ledger/sql/ledger_refuse_direct_write.sql',
+  'ledger/sql/ledger_user_balance_lines.sql',
   'ledger/sql/ledger_post.sql',
   'ledger/sql/ledger_hold.sql',
   'ledger/sql/ledger_hold_rows.sql',

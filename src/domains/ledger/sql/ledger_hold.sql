@@ -12,9 +12,8 @@
 -- zero). Returns the hold's number (from the entries' sequence, so it orders the hold among the
 -- account's entries: the row lock serializes both) and the balances after.
 --
--- Foreign tables (docs/contributing.md): the D39 balance stream of managed users (user_stream,
--- managed_users, assets), fed here as ledger_post feeds it: a consumer card's approval emits the
--- user's BALANCE line.
+-- The D39 balance stream of managed users is fed as ledger_post feeds it (ledger_user_balance_lines):
+-- a consumer card's approval emits the user's BALANCE line.
 CREATE OR REPLACE FUNCTION ledger_hold(
   p_account_id text, p_partner_id text, p_amount numeric, p_available numeric, p_pending numeric,
   p_reference text, p_created_at timestamptz
@@ -48,19 +47,8 @@ BEGIN
   v_seq := nextval('ledger_entries_entry_id_seq');
 
   IF v_acct.owner_type = 'MANAGED_USER' THEN
-    -- D39: the managed user's balance after the hold (ledger_post's line, postingKind AUTHORIZATION).
-    INSERT INTO user_stream (partner_id, kind, external_user_id, payload, created_at)
-    SELECT v_acct.partner_id, 'BALANCE', u.external_user_id,
-           json_build_object(
-             'externalUserId', u.external_user_id,
-             'balance', json_build_object('asset', v_acct.currency, 'network', s.network, 'logo', s.logo,
-                                          'free', v_acct.available, 'freeze', v_acct.pending, 'total', v_acct.total),
-             'postingKind', 'AUTHORIZATION', 'reference', p_reference,
-             'changeTime', to_char(p_created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text,
-           p_created_at
-      FROM managed_users u JOIN assets s ON s.asset = v_acct.currency
-     WHERE u.user_id = v_acct.owner_id;
-    PERFORM pg_notify('user_stream', '');
+    -- D39: the managed user's balance after the hold (postingKind AUTHORIZATION, as its posting had).
+    PERFORM ledger_user_balance_lines(ARRAY[p_account_id], 'AUTHORIZATION', p_reference, p_created_at);
   END IF;
   v_unused := set_config('cardsvc.ledger_posting', '', true);
   RETURN QUERY SELECT v_seq, v_acct.available, v_acct.pending, v_acct.version;

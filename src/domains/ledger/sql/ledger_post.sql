@@ -17,8 +17,8 @@
 -- ledger_post inserts the posting itself and finds every account it updates. Postings without
 -- entries, which only a direct insert could make, stay a finding of the ledger audit.
 --
--- Foreign tables (docs/contributing.md): the D39 balance stream of managed users (user_stream,
--- managed_users, assets) is fed here, in the posting's statement.
+-- The D39 balance stream of managed users is fed in the posting's transaction, by
+-- ledger_user_balance_lines beside this file.
 
 CREATE OR REPLACE FUNCTION ledger_post(
   p_posting_id text, p_partner_id text, p_kind text, p_forced boolean, p_reference text, p_description text,
@@ -140,22 +140,8 @@ BEGIN
     RETURNING le.entry_id, le.account_id, le.currency, le.bucket, le.amount, le.available_after, le.pending_after, le.account_version;
 
   IF v_managed THEN
-    -- D39: the managed users' balances after the posting, one line per account (migration 080's shape).
-    INSERT INTO user_stream (partner_id, kind, external_user_id, payload, created_at)
-    SELECT a.partner_id, 'BALANCE', u.external_user_id,
-           json_build_object(
-             'externalUserId', u.external_user_id,
-             'balance', json_build_object('asset', a.currency, 'network', s.network, 'logo', s.logo,
-                                          'free', a.available, 'freeze', a.pending, 'total', a.total),
-             'postingKind', p_kind, 'reference', p_reference,
-             'changeTime', to_char(p_created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text,
-           p_created_at
-      FROM ledger_accounts a
-      JOIN managed_users u ON u.user_id = a.owner_id
-      JOIN assets s ON s.asset = a.currency
-     WHERE a.account_id = ANY (v_ids) AND a.owner_type = 'MANAGED_USER'
-     ORDER BY a.account_id;
-    PERFORM pg_notify('user_stream', '');
+    -- D39: the managed users' balances after the posting, one line per account.
+    PERFORM ledger_user_balance_lines(v_ids, p_kind, p_reference, p_created_at);
   END IF;
   v_unused := set_config('cardsvc.ledger_posting', '', true);
 END $$;

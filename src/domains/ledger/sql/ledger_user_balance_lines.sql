@@ -1,0 +1,25 @@
+-- ledger_user_balance_lines: the managed users' balance stream (D39), one BALANCE line per managed
+-- user's account among p_account_ids, with its balances as they are now (after the movement), and the
+-- stream's wake-up. Called by the ledger's two writers of balances: ledger_post (after a posting's
+-- entries) and ledger_hold (after an approval's hold on a consumer card). Migration 080's shape.
+--
+-- Foreign tables (docs/contributing.md): user_stream, managed_users, assets.
+CREATE OR REPLACE FUNCTION ledger_user_balance_lines(p_account_ids text[], p_kind text, p_reference text, p_created_at timestamptz)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO user_stream (partner_id, kind, external_user_id, payload, created_at)
+  SELECT a.partner_id, 'BALANCE', u.external_user_id,
+         json_build_object(
+           'externalUserId', u.external_user_id,
+           'balance', json_build_object('asset', a.currency, 'network', s.network, 'logo', s.logo,
+                                        'free', a.available, 'freeze', a.pending, 'total', a.total),
+           'postingKind', p_kind, 'reference', p_reference,
+           'changeTime', to_char(p_created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text,
+         p_created_at
+    FROM ledger_accounts a
+    JOIN managed_users u ON u.user_id = a.owner_id
+    JOIN assets s ON s.asset = a.currency
+   WHERE a.account_id = ANY (p_account_ids) AND a.owner_type = 'MANAGED_USER'
+   ORDER BY a.account_id;
+  PERFORM pg_notify('user_stream', '');
+END $$;

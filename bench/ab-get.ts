@@ -2,30 +2,20 @@
  * Same-run A/B of the signed GET (issue 34): services started with different node flags (or from
  * different builds) on one PostgreSQL database, loaded in alternating rounds like the signed-get
  * scenario (autocannon, 50 connections), each line with the machine's and the service's CPU per
- * request and its resident memory. Run by hand:
+ * request (BENCH_ROUNDS, BENCH_DURATION_S), then each service's peak resident memory. Run by hand:
  *   AB_TARGETS='a=--max-semi-space-size=2 --optimize-for-size --expose-gc dist/src/main.js serve;b=...' npx tsx bench/ab-get.ts
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { waitReady } from '../ops/runtime.ts';
 import { residentMb } from './lib/service-args.ts';
-import { ADMIN_TOKEN, freshBenchDatabase, load } from './lib/signed-get.ts';
-import { machineCpuMs } from './lib/authorizations.ts';
-
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
-const ticks = 100;
-const procCpuMs = (pid: number) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / ticks;
-};
+import { ADMIN_TOKEN, alternatingRounds, freshBenchDatabase, load, type Target } from './lib/signed-get.ts';
 
 const specs = (process.env.AB_TARGETS ?? '').split(';').filter(Boolean).map((s) => {
   const [name, args] = s.split('=', 2).length === 2 ? [s.slice(0, s.indexOf('=')), s.slice(s.indexOf('=') + 1)] : [s, s];
   return { name, args: args.trim().split(/\s+/) };
 });
 const { pgUrl, dataDir } = await freshBenchDatabase();
-const targets = [];
+const targets: Target[] = [];
 let port = 18290;
 for (const spec of specs) {
   const child = spawn(process.execPath, spec.args, {
@@ -44,18 +34,9 @@ for (const spec of specs) {
 try {
   await new Promise((r) => setTimeout(r, 2000));
   for (const t of targets) console.log(`${t.name}: resident at rest ${residentMb(t.child.pid!).now.toFixed(0)} MB`);
-  for (const t of targets) await load(t as never, 2);
-  for (let round = 1; round <= ROUNDS; round++) {
-    for (const t of targets) {
-      const m0 = machineCpuMs();
-      const s0 = procCpuMs(t.child.pid!);
-      const s = await load(t as never, DURATION_S);
-      const n = s.rps * DURATION_S;
-      const machine = (machineCpuMs() - m0) / n;
-      const service = (procCpuMs(t.child.pid!) - s0) / n;
-      console.log(`round ${round} ${t.name.padEnd(14)} ${s.rps.toFixed(0).padStart(6)} req/s  p99 ${String(s.p99).padStart(3)} ms  non-2xx ${s.non2xx}  errors ${s.errors}  cpu/request: service ${(service * 1000).toFixed(0)} us, machine ${(machine * 1000).toFixed(0)} us  resident peak ${residentMb(t.child.pid!).peak.toFixed(0)} MB`);
-    }
-  }
+  for (const t of targets) await load(t, 2);
+  await alternatingRounds(targets);
+  for (const t of targets) console.log(`${t.name}: resident peak ${residentMb(t.child.pid!).peak.toFixed(0)} MB`);
 } finally {
   for (const t of targets) t.child.kill('SIGTERM');
 }

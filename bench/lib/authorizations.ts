@@ -11,6 +11,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { AdminClient, CardServiceClient, decimal } from '../../sdk/index.ts';
 import { waitReady } from '../../ops/runtime.ts';
+import { machineCpuMs, processCpuMs } from './cpu.ts';
 import { serviceArgs } from './service-args.ts';
 import { signedHeaders } from './signing.ts';
 
@@ -235,37 +236,6 @@ export async function pacedAuthorizations(service: Service, world: World, durati
     non2xx,
     errors,
   };
-}
-
-const CLOCK_TICKS_PER_S = 100;
-
-/**
- * utime + stime of a process in ms, from /proc (Linux); NaN when unavailable. With `reaped`, also the
- * CPU of its children that ended (cutime + cstime): the postmaster's count of exited backends.
- */
-function processCpuMs(pid: number, reaped = false): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]) + (reaped ? Number(fields[13]) + Number(fields[14]) : 0);
-    return (ticks * 1000) / CLOCK_TICKS_PER_S;
-  } catch {
-    return NaN;
-  }
-}
-
-/**
- * Busy CPU of the whole machine so far (/proc/stat: everything but idle, iowait and steal; all cores), in
- * ms: the load generator, the kernel's loopback work and the partner process included. Per request,
- * it is what the machine pays for one request, steadier than throughput when neighbours share the host.
- */
-export function machineCpuMs(): number {
-  try {
-    // Steal (the host ran someone else) is not this machine's work.
-    const [, user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
-    return ((user + nice + system + irq + softirq) * 1000) / CLOCK_TICKS_PER_S;
-  } catch {
-    return NaN;
-  }
 }
 
 /** CPU used so far by the service process, by every PostgreSQL process and by the whole machine. */

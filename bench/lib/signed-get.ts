@@ -5,6 +5,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { waitReady } from '../../ops/runtime.ts';
+import { machineCpuMs, processCpuMs } from './cpu.ts';
 import { serviceArgs } from './service-args.ts';
 import { signedHeaders } from './signing.ts';
 
@@ -77,13 +78,24 @@ export async function load(target: Target, durationS: number): Promise<Sample> {
 }
 
 /** ROUNDS rounds of DURATION_S each, the targets alternating within a round; every sample printed. */
-export async function alternatingRounds(targets: Target[]): Promise<Map<string, Sample[]>> {
-  const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
+/** A round's sample with the CPU per request answered: of the target's process, and of the whole machine (/proc). */
+export interface MeasuredSample extends Sample {
+  serviceUs: number;
+  machineUs: number;
+}
+
+/** ROUNDS rounds of DURATION_S each, the targets alternating within a round; every sample printed with its CPU per request. */
+export async function alternatingRounds(targets: Target[]): Promise<Map<string, MeasuredSample[]>> {
+  const samples = new Map<string, MeasuredSample[]>(targets.map((t) => [t.name, []]));
   for (let round = 1; round <= ROUNDS; round++) {
     for (const t of targets) {
+      const [service0, machine0] = [processCpuMs(t.child.pid!), machineCpuMs()];
       const s = await load(t, DURATION_S);
-      samples.get(t.name)!.push(s);
-      console.log(`round ${round} ${t.name.padEnd(18)} ${s.rps.toFixed(0).padStart(7)} req/s  p99 ${String(s.p99).padStart(4)} ms  non-2xx ${s.non2xx}  errors ${s.errors}`);
+      const requests = s.rps * DURATION_S;
+      const serviceUs = ((processCpuMs(t.child.pid!) - service0) / requests) * 1e3;
+      const machineUs = ((machineCpuMs() - machine0) / requests) * 1e3;
+      samples.get(t.name)!.push({ ...s, serviceUs, machineUs });
+      console.log(`round ${round} ${t.name.padEnd(18)} ${s.rps.toFixed(0).padStart(7)} req/s  p99 ${String(s.p99).padStart(4)} ms  non-2xx ${s.non2xx}  errors ${s.errors}  CPU/request: service ${serviceUs.toFixed(0)} µs, machine ${machineUs.toFixed(0)} µs`);
     }
   }
   return samples;

@@ -1,49 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import {
-  ADMIN_TOKEN, CONNECTIONS, DURATION_S, freshBenchDatabase, load, median, ROUNDS, startService, type Target,
+  ADMIN_TOKEN, alternatingRounds, CONNECTIONS, DURATION_S, freshBenchDatabase, load, median, ROUNDS, startService, type MeasuredSample, type Target,
 } from '../lib/signed-get.ts';
-
-/** CPU seconds used so far by process `pid` (utime + stime, Linux /proc; clock ticks of 1/100 s). */
-function processCpuS(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** CPU seconds the whole machine has spent busy (all CPUs; /proc/stat minus idle and iowait). */
-function machineBusyS(): number {
-  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  return (cpu.reduce((a, b) => a + b, 0) - cpu[3] - cpu[4]) / 100;
-}
-
-interface Sample {
-  rps: number;
-  p99: number;
-  non2xx: number;
-  errors: number;
-  /** The service process's CPU per request answered, microseconds. */
-  serviceUs: number;
-  /** The whole machine's busy CPU per request (service, load generator, receiver, PostgreSQL, and whatever else runs), microseconds. */
-  machineUs: number;
-}
-
-/** ROUNDS rounds of DURATION_S each, the targets alternating within a round; every sample printed with its CPU per request. */
-async function measuredRounds(targets: Target[]): Promise<Map<string, Sample[]>> {
-  const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
-  for (let round = 1; round <= ROUNDS; round++) {
-    for (const t of targets) {
-      const [service0, machine0] = [processCpuS(t.child.pid!), machineBusyS()];
-      const s = await load(t, DURATION_S);
-      const requests = s.rps * DURATION_S;
-      const serviceUs = ((processCpuS(t.child.pid!) - service0) / requests) * 1e6;
-      const machineUs = ((machineBusyS() - machine0) / requests) * 1e6;
-      samples.get(t.name)!.push({ ...s, serviceUs, machineUs });
-      console.log(`round ${round} ${t.name.padEnd(18)} ${s.rps.toFixed(0).padStart(7)} req/s  p99 ${String(s.p99).padStart(4)} ms  non-2xx ${s.non2xx}  errors ${s.errors}  CPU/request: service ${serviceUs.toFixed(0)} µs, machine ${machineUs.toFixed(0)} µs`);
-    }
-  }
-  return samples;
-}
 
 /**
  * Issue 27: the cost of observability on signed requests, in one run and alternating rounds, three
@@ -83,11 +43,11 @@ export async function observabilityScenario(): Promise<boolean> {
       }, 5_000));
     }
     for (const t of targets) await load(t, 2); // warm-up
-    const samples = await measuredRounds(targets);
+    const samples = await alternatingRounds(targets);
     const rps = (name: string) => median(samples.get(name)!.map((s) => s.rps));
     console.log(`\nmedian of ${ROUNDS} rounds, ${CONNECTIONS} connections, ${DURATION_S} s each, signed GET on PostgreSQL:`);
     for (const t of targets) {
-      const of = (f: (s: Sample) => number) => median(samples.get(t.name)!.map(f));
+      const of = (f: (s: MeasuredSample) => number) => median(samples.get(t.name)!.map(f));
       console.log(`${t.name.padEnd(18)} ${rps(t.name).toFixed(0).padStart(7)} req/s  p99 ${String(of((s) => s.p99)).padStart(4)} ms  CPU/request: service ${of((s) => s.serviceUs).toFixed(0).padStart(4)} µs, machine ${of((s) => s.machineUs).toFixed(0).padStart(4)} µs`);
     }
     const metricsCost = 1 - rps('metrics on') / rps('both off');

@@ -167,12 +167,10 @@ BEGIN
 
   IF v_reason IS NULL THEN
     -- Issue 34, step 4: the hold is a pending amount on the account row and this record (ledger_hold:
-    -- no posting, no entries); what releases or settles it posts the balanced entries.
+    -- no posting, no entries); what releases or settles it posts the balanced entries. ledger_hold
+    -- raises unless the row moved exactly v_famt from the balances read above under its lock.
     SELECT h.hold_seq, h.available_after, h.pending_after, h.account_version INTO v_hold_seq, v_after_available, v_after_pending, v_after_version
       FROM ledger_hold(v_account.account_id, v_card.partner_id, v_famt, v_account.available, v_account.pending, p_trans_id, p_now) h;
-    IF v_after_available IS DISTINCT FROM v_account.available - v_famt OR v_after_pending IS DISTINCT FROM v_account.pending + v_famt THEN
-      RAISE EXCEPTION 'authorization: hold on % did not move exactly % from available to pending', v_account.account_id, v_famt;
-    END IF;
     -- D32: the amount and one count to every period of the card and of its employee: one counter
     -- row per subject holding the four periods (issue 34), rolled over lazily. A period whose key
     -- differs starts afresh when this authorization is at or after the row's latest instant; one

@@ -358,7 +358,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     void pushHub.attach(socket, req.partner!.partnerId, { since: query.since ?? null, externalUserId: query.externalUserId ?? null });
   });
 
-  await app.register(registerConsole({ ...ctx, gate: operatorGate, preAuthLimit: (req) => limits.refuseWhenExceeded('preAuth', req) }), { prefix: '/console' });
+  await app.register(registerConsole({ ...ctx, gate: operatorGate, preAuthLimit: async (req) => limits.refuseWhenExceeded('preAuth', req) }), { prefix: '/console' });
 
   app.get('/openapi.json', { schema: { hide: true } }, async (_req, reply) => {
     reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger()));

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';
 import { ERROR_CATALOG, ApiError, type ErrorCode } from '../errors.ts';
 import { errorEnvelope as failureEnvelope, successEnvelope } from './envelope.ts';
@@ -168,7 +168,8 @@ export interface RegisterOptions {
    * transaction, or records the failure once the action was rolled back; resolves to the answer.
    */
   audit?(req: FastifyRequest, def: RouteDef, action: () => Promise<unknown>): Promise<unknown>;
-  rateLimit: object | false;
+  /** The per-caller limit of partner routes (rate-limits.ts): the plugin's route config, or a hook run after authentication. */
+  rateLimit: { config: object | false; hook: preValidationHookHandler | null };
   /** The Idempotency-Key store (issue 14); partner POSTs use it when the header is sent. */
   idempotency?: IdempotencyKeys;
   /** The route's operationId (unique in the app); derived from the path when absent. */
@@ -205,8 +206,8 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, options: Regi
       response: responsesOf(def, codes),
       'x-error-codes': codes,
     },
-    config: { rateLimit: def.auth === 'partner' ? options.rateLimit : false },
-    preValidation: hook ? [hook] : [],
+    config: { rateLimit: def.auth === 'partner' ? options.rateLimit.config : false },
+    preValidation: [...(hook ? [hook] : []), ...(def.auth === 'partner' && options.rateLimit.hook ? [options.rateLimit.hook] : [])],
     handler: async (req, reply) => {
       const ctx: RouteContext<unknown, unknown> = {
         body: req.body,

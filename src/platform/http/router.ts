@@ -176,6 +176,26 @@ export interface RegisterOptions {
   operationId?: string;
 }
 
+/** A handler's RouteContext; a class, so a request allocates one object and no getter (issue 34). */
+class HandlerContext implements RouteContext<unknown, unknown> {
+  readonly body: unknown;
+  readonly query: unknown;
+  readonly params: Record<string, string>;
+  readonly ip: string;
+
+  constructor(readonly req: FastifyRequest, readonly reply: FastifyReply) {
+    this.body = req.body;
+    this.query = req.query;
+    this.params = req.params as Record<string, string>;
+    this.ip = req.ip;
+  }
+
+  get partner(): AuthenticatedPartner {
+    if (!this.req.partner) throw new ApiError('SYS_INTERNAL_ERROR', 'route has no authenticated partner');
+    return this.req.partner;
+  }
+}
+
 export function registerRoute(app: FastifyInstance, def: RouteDef, options: RegisterOptions): void {
   const codes = errorCodesOf(def);
   // The authentication and platform codes every signed route shares are described once, in the
@@ -209,18 +229,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, options: Regi
     config: { rateLimit: def.auth === 'partner' ? options.rateLimit.config : false },
     preValidation: [...(hook ? [hook] : []), ...(def.auth === 'partner' && options.rateLimit.hook ? [options.rateLimit.hook] : [])],
     handler: async (req, reply) => {
-      const ctx: RouteContext<unknown, unknown> = {
-        body: req.body,
-        query: req.query,
-        params: req.params as Record<string, string>,
-        get partner(): AuthenticatedPartner {
-          if (!req.partner) throw new ApiError('SYS_INTERNAL_ERROR', 'route has no authenticated partner');
-          return req.partner;
-        },
-        ip: req.ip,
-        req,
-        reply,
-      };
+      const ctx = new HandlerContext(req, reply);
       const idempotencyKey = idempotent ? idempotencyKeyOf(req.headers) : undefined;
       if (idempotencyKey === undefined) {
         // Issue 27: the handler's business steps are spans under the request's SERVER span.

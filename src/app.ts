@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type http from 'node:http';
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config.ts';
@@ -87,6 +87,41 @@ const FRAMEWORK_ERROR_CODES = new Set([
   'FST_ERR_CTP_INVALID_TYPE',
 ]);
 
+type LogArgs = Parameters<FastifyBaseLogger['info']>;
+
+/**
+ * A request's logger (issue 34): the pino child with the request's bindings (reqId, traceId) is
+ * made at the first line logged through it. The access line is written by the parent with the
+ * bindings in front of its fields, which is byte for byte the child's line, so a request that logs
+ * nothing else makes no child (a child per request was about 4 % of a signed GET's CPU).
+ */
+class RequestLogger {
+  private made: FastifyBaseLogger | null = null;
+
+  constructor(private readonly parent: FastifyBaseLogger, private readonly bindings: Record<string, unknown>, private readonly options: object) {}
+
+  private get logger(): FastifyBaseLogger {
+    return (this.made ??= this.parent.child(this.bindings, this.options));
+  }
+
+  /** The request's one access line (onResponse). */
+  access(fields: Record<string, unknown>, msg: string): void {
+    if (this.made) this.made.info(fields, msg);
+    else this.parent.info({ ...this.bindings, ...fields }, msg);
+  }
+
+  get level(): string { return this.logger.level; }
+  set level(level: string) { this.logger.level = level; }
+  child(bindings: Record<string, unknown>, options?: object): FastifyBaseLogger { return this.logger.child(bindings, options); }
+  fatal(...args: LogArgs): void { this.logger.fatal(...args); }
+  error(...args: LogArgs): void { this.logger.error(...args); }
+  warn(...args: LogArgs): void { this.logger.warn(...args); }
+  info(...args: LogArgs): void { this.logger.info(...args); }
+  debug(...args: LogArgs): void { this.logger.debug(...args); }
+  trace(...args: LogArgs): void { this.logger.trace(...args); }
+  silent(...args: LogArgs): void { this.logger.silent(...args); }
+}
+
 /** Marks a body that is not JSON: a framework-level rejection (D3). */
 class MalformedJson extends Error {}
 
@@ -164,7 +199,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       // Fastify's bindings object is made for this request: the trace id is added to it, not to a copy.
       const traceId = traceIdOf(rawReq);
       if (traceId) (bindings as Record<string, unknown>).traceId = traceId;
-      return logger.child(bindings, options);
+      return new RequestLogger(logger, bindings, options) as unknown as FastifyBaseLogger;
     },
     // One access line per request (onResponse below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
@@ -217,11 +252,14 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
 
   app.addHook('onResponse', (req, reply, done) => {
     // Issue 27: labelled by the route template, never the raw path (bounded series).
-    observeHttpRequest(req.method, req.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
-    endServerSpan(req.raw, req.routeOptions.url, reply.statusCode);
-    req.log.info({
+    const route = req.routeOptions.url;
+    const seconds = reply.elapsedTime / 1000;
+    observeHttpRequest(req.method, route, reply.statusCode, seconds);
+    endServerSpan(req.raw, route, reply.statusCode);
+    const queryAt = req.url.indexOf('?');
+    (req.log as unknown as RequestLogger).access({
       method: req.method,
-      url: req.url.split('?')[0],
+      url: queryAt === -1 ? req.url : req.url.slice(0, queryAt),
       statusCode: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 10) / 10,
       partnerId: req.partner?.partnerId,
@@ -358,7 +396,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     void pushHub.attach(socket, req.partner!.partnerId, { since: query.since ?? null, externalUserId: query.externalUserId ?? null });
   });
 
-  await app.register(registerConsole({ ...ctx, gate: operatorGate, preAuthLimit: (req) => limits.refuseWhenExceeded('preAuth', req) }), { prefix: '/console' });
+  await app.register(registerConsole({ ...ctx, gate: operatorGate, preAuthLimit: async (req) => limits.refuseWhenExceeded('preAuth', req) }), { prefix: '/console' });
 
   app.get('/openapi.json', { schema: { hide: true } }, async (_req, reply) => {
     reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger()));

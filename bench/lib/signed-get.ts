@@ -84,11 +84,15 @@ export interface MeasuredSample extends Sample {
   machineUs: number;
 }
 
-/** ROUNDS rounds of DURATION_S each, the targets alternating within a round; every sample printed with its CPU per request. */
-export async function alternatingRounds(targets: Target[]): Promise<Map<string, MeasuredSample[]>> {
+/**
+ * ROUNDS rounds of DURATION_S each, the targets alternating within a round; every sample printed with
+ * its CPU per request. `rotate`: each round starts one target later (A/B runs: no target always first).
+ */
+export async function alternatingRounds(targets: Target[], rotate = false): Promise<Map<string, MeasuredSample[]>> {
   const samples = new Map<string, MeasuredSample[]>(targets.map((t) => [t.name, []]));
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const t of targets) {
+    const shift = rotate ? (round - 1) % targets.length : 0;
+    for (const t of [...targets.slice(shift), ...targets.slice(0, shift)]) {
       const [service0, machine0] = [processCpuMs(t.child.pid!), machineCpuMs()];
       const s = await load(t, DURATION_S);
       const requests = s.rps * DURATION_S;

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';
 import { ERROR_CATALOG, ApiError, type ErrorCode } from '../errors.ts';
 import { errorEnvelope as failureEnvelope, successEnvelope } from './envelope.ts';
@@ -168,11 +168,32 @@ export interface RegisterOptions {
    * transaction, or records the failure once the action was rolled back; resolves to the answer.
    */
   audit?(req: FastifyRequest, def: RouteDef, action: () => Promise<unknown>): Promise<unknown>;
-  rateLimit: object | false;
+  /** The per-caller limit of partner routes (rate-limits.ts): the plugin's route config, or a hook run after authentication. */
+  rateLimit: { config: object | false; hook: preValidationHookHandler | null };
   /** The Idempotency-Key store (issue 14); partner POSTs use it when the header is sent. */
   idempotency?: IdempotencyKeys;
   /** The route's operationId (unique in the app); derived from the path when absent. */
   operationId?: string;
+}
+
+/** A handler's RouteContext; a class, so a request allocates one object and no getter (issue 34). */
+class HandlerContext implements RouteContext<unknown, unknown> {
+  readonly body: unknown;
+  readonly query: unknown;
+  readonly params: Record<string, string>;
+  readonly ip: string;
+
+  constructor(readonly req: FastifyRequest, readonly reply: FastifyReply) {
+    this.body = req.body;
+    this.query = req.query;
+    this.params = req.params as Record<string, string>;
+    this.ip = req.ip;
+  }
+
+  get partner(): AuthenticatedPartner {
+    if (!this.req.partner) throw new ApiError('SYS_INTERNAL_ERROR', 'route has no authenticated partner');
+    return this.req.partner;
+  }
 }
 
 export function registerRoute(app: FastifyInstance, def: RouteDef, options: RegisterOptions): void {
@@ -205,21 +226,10 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, options: Regi
       response: responsesOf(def, codes),
       'x-error-codes': codes,
     },
-    config: { rateLimit: def.auth === 'partner' ? options.rateLimit : false },
-    preValidation: hook ? [hook] : [],
+    config: { rateLimit: def.auth === 'partner' ? options.rateLimit.config : false },
+    preValidation: [...(hook ? [hook] : []), ...(def.auth === 'partner' && options.rateLimit.hook ? [options.rateLimit.hook] : [])],
     handler: async (req, reply) => {
-      const ctx: RouteContext<unknown, unknown> = {
-        body: req.body,
-        query: req.query,
-        params: req.params as Record<string, string>,
-        get partner(): AuthenticatedPartner {
-          if (!req.partner) throw new ApiError('SYS_INTERNAL_ERROR', 'route has no authenticated partner');
-          return req.partner;
-        },
-        ip: req.ip,
-        req,
-        reply,
-      };
+      const ctx = new HandlerContext(req, reply);
       const idempotencyKey = idempotent ? idempotencyKeyOf(req.headers) : undefined;
       if (idempotencyKey === undefined) {
         // Issue 27: the handler's business steps are spans under the request's SERVER span.

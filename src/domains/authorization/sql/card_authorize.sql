@@ -24,6 +24,10 @@ CREATE OR REPLACE FUNCTION card_authorize(
 ) RETURNS TABLE (outcome text, body text, answer_partner text, stand_in text, deadline_ms integer) LANGUAGE plpgsql AS $$
 DECLARE
   v_card record;
+  v_account_id text;
+  v_available numeric;
+  v_pending numeric;
+  v_threshold numeric;
   v_existing card_transactions;
   v_t card_transactions;
   v_control text := CASE WHEN p_channel = 'ATM' THEN 'CASH_ADVANCE' ELSE 'PURCHASE' END;
@@ -36,7 +40,6 @@ DECLARE
   v_asset assets;
   v_rate numeric;
   v_famt numeric;
-  v_account ledger_accounts;
   v_after_available numeric;
   v_after_pending numeric;
   v_after_version bigint;
@@ -53,20 +56,48 @@ BEGIN
     IF FOUND THEN
       -- A copy of a forwarded authorization still awaiting its decision waits for it (issue 26).
       SELECT d.stand_in, d.deadline_ms INTO v_stand_in, v_deadline_ms FROM auth_decisions d WHERE d.trans_id = v_existing.trans_id;
-      RETURN QUERY SELECT 'REPLAY'::text, card_transaction_json(v_existing)::text, v_existing.partner_id, v_stand_in, v_deadline_ms;
+      outcome := 'REPLAY'; body := card_transaction_json(v_existing)::text; answer_partner := v_existing.partner_id;
+      stand_in := v_stand_in; deadline_ms := v_deadline_ms;
+      RETURN NEXT;
       RETURN;
     END IF;
   END IF;
 
-  SELECT c.*, p.status AS partner_status, p.auth_url AS partner_auth_url INTO v_card
-    FROM cards c JOIN partners p ON p.partner_id = c.partner_id WHERE c.card_id = p_card_id;
+  -- Issue 34 step 5: one statement reads the card and its partner, the velocity period keys of p_now
+  -- in the partner's time zone (velocity_period_keys, issue 31), whether a capability refuses (D20,
+  -- D45: the employee of an employee card or the company, a consumer card's user; which one is read
+  -- below only then) and whether a velocity rule binds; the stages below decide in the D47 order.
+  SELECT c.partner_id, c.organization_id, c.subject_type, c.subject_id, c.status, c.balance_mode, c.settlement_currencies,
+         c.funding_asset, p.status AS partner_status, p.auth_url AS partner_auth_url,
+         velocity_period_keys(c.partner_id, p_now) AS period_keys,
+         -- Whether a capability refuses (which one is read below, only then): the same subjects and conditions.
+         CASE WHEN c.subject_type = 'USER' THEN
+           EXISTS (SELECT 1 FROM managed_user_restrictions r WHERE r.user_id = c.subject_id AND r.code = ANY (p_blockers))
+         ELSE
+           (c.subject_type = 'CUSTOMER' AND (cu.lifecycle IS DISTINCT FROM 'ACTIVE' OR cu.suspended))
+           OR o.lifecycle IS DISTINCT FROM 'ACTIVE' OR o.suspended
+           OR EXISTS (SELECT 1 FROM subject_restrictions r
+                       WHERE r.subject_type = 'CUSTOMER' AND c.subject_type = 'CUSTOMER' AND r.subject_id = c.subject_id
+                         AND r.code = ANY (p_blockers))
+           OR EXISTS (SELECT 1 FROM subject_restrictions r
+                       WHERE r.subject_type = 'ORGANIZATION' AND r.subject_id = c.organization_id AND r.code = ANY (p_blockers))
+         END AS capability_refused,
+         EXISTS (SELECT 1 FROM velocity_rule_bindings b JOIN velocity_rules r ON r.rule_id = b.rule_id AND r.status = 'ACTIVE'
+                  WHERE b.partner_id = c.partner_id
+                    AND ((b.subject_type = 'CARD' AND b.subject_id = p_card_id)
+                      OR (b.subject_type = 'CUSTOMER' AND c.subject_type = 'CUSTOMER' AND b.subject_id = c.subject_id))) AS velocity_bound
+    INTO v_card
+    FROM cards c JOIN partners p ON p.partner_id = c.partner_id
+    LEFT JOIN customers cu ON c.subject_type = 'CUSTOMER' AND cu.customer_id = c.subject_id
+    LEFT JOIN organizations o ON c.subject_type <> 'USER' AND o.organization_id = c.organization_id
+   WHERE c.card_id = p_card_id;
   IF NOT FOUND OR (p_partner_id IS NOT NULL AND v_card.partner_id <> p_partner_id) THEN
-    RETURN QUERY SELECT 'CARD_INVALID'::text, NULL::text, NULL::text, NULL::text, NULL::integer;
+    outcome := 'CARD_INVALID';
+    RETURN NEXT;
     RETURN;
   END IF;
   v_employee := CASE WHEN v_card.subject_type = 'CUSTOMER' THEN v_card.subject_id END;
-  -- Issue 31: the velocity periods of p_now in the partner's time zone (velocity_period_keys).
-  v_keys := velocity_period_keys(v_card.partner_id, p_now);
+  v_keys := v_card.period_keys;
   v_bamt := COALESCE(p_billing_amount, p_amount);
   v_bcur := COALESCE(p_billing_currency, p_currency);
 
@@ -74,17 +105,15 @@ BEGIN
   IF v_card.status = 'BLOCKED' THEN v_reason := 'CARD_BLOCKED';
   ELSIF v_card.status = 'CANCELLED' THEN v_reason := 'CARD_CANCELLED';
   END IF;
-
-  -- Capabilities (D20, D45), in one statement: the employee (employee cards), then the company, then
-  -- the partner. A subject refuses when it is not lifecycle ACTIVE (or missing), is SUSPENDED, or
-  -- holds one of the blocking codes (the caller passes CAPABILITY_BLOCKERS.PAYMENT, in its order).
-  IF v_reason IS NULL AND v_card.subject_type = 'USER' THEN
+  -- Capabilities (D20, D45), when one refuses: which one, in one statement (the employee of an
+  -- employee card, then the company; a consumer card's user), then the partner.
+  IF v_reason IS NULL AND v_card.capability_refused AND v_card.subject_type = 'USER' THEN
     -- A consumer card (managed-balance model): the user's own freezes, in the blockers' order.
     SELECT 'USER:' || b.code INTO v_detail FROM unnest(p_blockers) WITH ORDINALITY AS b(code, k)
      WHERE EXISTS (SELECT 1 FROM managed_user_restrictions r WHERE r.user_id = v_card.subject_id AND r.code = b.code)
      ORDER BY b.k LIMIT 1;
     IF v_detail IS NOT NULL THEN v_reason := 'CAPABILITY_FROZEN'; END IF;
-  ELSIF v_reason IS NULL THEN
+  ELSIF v_reason IS NULL AND v_card.capability_refused THEN
     SELECT s.kind || ':' || CASE WHEN s.lifecycle IS DISTINCT FROM 'ACTIVE' THEN 'TERMINATED' WHEN s.suspended THEN 'SUSPENDED'
                                  ELSE blk.code END
       INTO v_detail
@@ -107,11 +136,7 @@ BEGIN
     v_detail := 'PARTNER:' || v_card.partner_status;
   END IF;
 
-  IF v_reason IS NULL AND EXISTS (
-       SELECT 1 FROM velocity_rule_bindings b JOIN velocity_rules r ON r.rule_id = b.rule_id AND r.status = 'ACTIVE'
-        WHERE b.partner_id = v_card.partner_id
-          AND ((b.subject_type = 'CARD' AND b.subject_id = p_card_id)
-            OR (b.subject_type = 'CUSTOMER' AND v_employee IS NOT NULL AND b.subject_id = v_employee))) THEN
+  IF v_reason IS NULL AND v_card.velocity_bound THEN
     -- Authorizations of one card (and of one employee's cards) serialize from here, so two of them
     -- never both fit under a cap that has room for one.
     PERFORM pg_advisory_xact_lock(hashtextextended('card-velocity:' || s.id, 0))
@@ -132,9 +157,14 @@ BEGIN
   END IF;
   IF v_reason IS NULL THEN
     IF v_card.balance_mode = 'SHARED' THEN
-      SELECT * INTO v_account FROM ledger_accounts
-       WHERE partner_id = v_card.partner_id AND owner_type = 'ORGANIZATION_POOL' AND owner_id = v_card.organization_id
-         AND currency = v_bcur FOR UPDATE;
+      -- With the pool's LOW_BALANCE threshold, if it has one (D49; its row is locked below only
+      -- when this spend takes the pool below it).
+      SELECT a.account_id, a.available, a.pending,
+             (SELECT s.threshold FROM balance_alert_settings s WHERE s.organization_id = v_card.organization_id AND s.currency = v_bcur)
+        INTO v_account_id, v_available, v_pending, v_threshold
+        FROM ledger_accounts a
+       WHERE a.partner_id = v_card.partner_id AND a.owner_type = 'ORGANIZATION_POOL' AND a.owner_id = v_card.organization_id
+         AND a.currency = v_bcur FOR UPDATE OF a;
       IF NOT FOUND THEN
         v_reason := 'CURRENCY_NOT_ALLOWED';
         v_detail := 'NO_FUNDING_POOL';
@@ -151,16 +181,16 @@ BEGIN
         v_rate := v_asset.usd_rate;
         v_famt := round(ceil(v_bamt * v_rate * power(10::numeric, v_asset.scale)) / power(10::numeric, v_asset.scale), v_asset.scale);
       END IF;
-      SELECT * INTO v_account FROM ledger_accounts
+      SELECT account_id, available, pending INTO v_account_id, v_available, v_pending FROM ledger_accounts
        WHERE partner_id = v_card.partner_id AND owner_type = 'MANAGED_USER' AND owner_id = v_card.subject_id
          AND currency = v_card.funding_asset FOR UPDATE;
     ELSE
-      SELECT * INTO v_account FROM ledger_accounts
+      SELECT account_id, available, pending INTO v_account_id, v_available, v_pending FROM ledger_accounts
        WHERE partner_id = v_card.partner_id AND owner_type = 'CARD' AND owner_id = p_card_id AND currency = v_bcur FOR UPDATE;
     END IF;
     -- The hold in the funds account's own currency (the billing amount but for a rated asset).
     v_famt := COALESCE(v_famt, v_bamt);
-    IF v_reason IS NULL AND (v_account.account_id IS NULL OR v_account.available < v_famt) THEN
+    IF v_reason IS NULL AND (v_account_id IS NULL OR v_available < v_famt) THEN
       v_reason := 'INSUFFICIENT_BALANCE';
     END IF;
   END IF;
@@ -170,7 +200,7 @@ BEGIN
     -- no posting, no entries); what releases or settles it posts the balanced entries. ledger_hold
     -- raises unless the row moved exactly v_famt from the balances read above under its lock.
     SELECT h.hold_seq, h.available_after, h.pending_after, h.account_version INTO v_hold_seq, v_after_available, v_after_pending, v_after_version
-      FROM ledger_hold(v_account.account_id, v_card.partner_id, v_famt, v_account.available, v_account.pending, p_trans_id, p_now) h;
+      FROM ledger_hold(v_account_id, v_card.partner_id, v_famt, v_available, v_pending, p_trans_id, p_now) h;
     -- D32: the amount and one count to every period of the card and of its employee: one counter
     -- row per subject holding the four periods (issue 34), rolled over lazily. A period whose key
     -- differs starts afresh when this authorization is at or after the row's latest instant; one
@@ -216,7 +246,7 @@ BEGIN
       'EXPEND', 'D', p_source, p_network_id, p_amount, p_currency, v_bamt, v_bcur, p_merchant_name, p_mcc, p_country, p_channel,
       CASE WHEN v_reason IS NULL THEN 'PENDING' ELSE 'DECLINED' END, v_reason, v_detail,
       CASE WHEN v_reason IS NULL THEN v_bamt ELSE 0 END,
-      CASE WHEN v_reason IS NULL THEN v_account.account_id END,
+      CASE WHEN v_reason IS NULL THEN v_account_id END,
       CASE WHEN v_reason IS NULL THEN p_outstanding_id END,
       CASE WHEN v_reason IS NULL THEN p_posting_id END,
       CASE WHEN v_reason IS NULL THEN p_expiry_due_at END,
@@ -237,16 +267,23 @@ BEGIN
               p_now + (v_deadline_ms + p_decision_grace_ms) * interval '1 millisecond', 0, p_now);
   END IF;
   v_json := card_transaction_json(v_t)::text;
-  PERFORM card_transaction_event(v_t, p_event_id, p_now, v_json);
+  -- The CARD_TRANSACTION event (D38: sequence per (partner, card)), card_transaction_event's two
+  -- writes as one statement (issue 34 step 5).
+  WITH s AS (
+    INSERT INTO event_sequences (partner_id, business_id, last_sequence) VALUES (v_t.partner_id, v_t.card_id, 1)
+      ON CONFLICT (partner_id, business_id) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1
+      RETURNING last_sequence)
+  INSERT INTO events (event_id, partner_id, event_type, business_id, sequence, payload, create_time, status, next_attempt_at)
+    SELECT p_event_id, v_t.partner_id, 'CARD_TRANSACTION', v_t.card_id, s.last_sequence, v_json, p_now, 'PENDING', p_now FROM s;
 
   -- LOW_BALANCE (2.12, D49) when this spend takes a pool below its threshold: once per UTC day while
   -- low, again at once after the pool was back at or above the threshold (the scan's rule).
-  IF v_reason IS NULL AND v_card.balance_mode = 'SHARED' THEN
+  IF v_reason IS NULL AND v_card.balance_mode = 'SHARED' AND v_after_available < v_threshold THEN
     SELECT * INTO v_alert FROM balance_alert_settings
      WHERE organization_id = v_card.organization_id AND currency = v_bcur FOR UPDATE;
     IF FOUND AND v_after_available < v_alert.threshold AND (
          v_alert.last_alert_day IS NULL OR v_alert.last_alert_day < (p_now AT TIME ZONE 'UTC')::date
-         OR EXISTS (SELECT 1 FROM ledger_entries e WHERE e.account_id = v_account.account_id
+         OR EXISTS (SELECT 1 FROM ledger_entries e WHERE e.account_id = v_account_id
                      AND e.account_version > COALESCE(v_alert.last_alert_version, 0) AND e.available_after >= v_alert.threshold)) THEN
       INSERT INTO event_sequences (partner_id, business_id, last_sequence) VALUES (v_card.partner_id, v_card.organization_id, 1)
         ON CONFLICT (partner_id, business_id) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1;
@@ -259,10 +296,13 @@ BEGIN
       UPDATE balance_alert_settings SET last_alert_day = (p_now AT TIME ZONE 'UTC')::date, last_alert_version = v_after_version,
              last_alert_at = p_now
        WHERE organization_id = v_card.organization_id AND currency = v_bcur;
-      RETURN QUERY SELECT 'NEW_LOW_BALANCE'::text, v_json, v_card.partner_id, v_stand_in, v_deadline_ms;
+      outcome := 'NEW_LOW_BALANCE'; body := v_json; answer_partner := v_card.partner_id;
+      stand_in := v_stand_in; deadline_ms := v_deadline_ms;
+      RETURN NEXT;
       RETURN;
     END IF;
   END IF;
 
-  RETURN QUERY SELECT 'NEW'::text, v_json, v_card.partner_id, v_stand_in, v_deadline_ms;
+  outcome := 'NEW'; body := v_json; answer_partner := v_card.partner_id; stand_in := v_stand_in; deadline_ms := v_deadline_ms;
+  RETURN NEXT;
 END $$;

@@ -1,5 +1,6 @@
 -- Records a CARD_TRANSACTION event in the outbox (D38): sequence per (partner, card). The events
--- domain's recordEvent does the same from TypeScript; this twin writes its tables from card_authorize
+-- domain's recordEvent does the same from TypeScript; this twin writes its tables from the
+-- authorization store, and card_authorize writes the same two rows in one statement (issue 34 step 5)
 -- (docs/contributing.md lists the exception).
 CREATE OR REPLACE FUNCTION card_transaction_event(t card_transactions, p_event_id text, p_now timestamptz, p_payload text DEFAULT NULL) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE

@@ -51,5 +51,7 @@ BEGIN
     PERFORM ledger_user_balance_lines(ARRAY[p_account_id], 'AUTHORIZATION', p_reference, p_created_at);
   END IF;
   v_unused := set_config('cardsvc.ledger_posting', '', true);
-  RETURN QUERY SELECT v_seq, v_acct.available, v_acct.pending, v_acct.version;
+  -- The result row without a statement (issue 34 step 5).
+  hold_seq := v_seq; available_after := v_acct.available; pending_after := v_acct.pending; account_version := v_acct.version;
+  RETURN NEXT;
 END $$;

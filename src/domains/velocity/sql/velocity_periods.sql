@@ -37,10 +37,18 @@ BEGIN
    ORDER BY p.ord;
 END $$;
 
--- The keys alone, in card_velocity_refusal's order: daily, monthly, quarterly, yearly.
+-- The keys alone, in card_velocity_refusal's order: daily, monthly, quarterly, yearly. A partner
+-- with no zone row at or before p_at has every period in UTC (velocity_periods' labels of its UTC
+-- instances), computed without velocity_periods' statement (issue 34 step 5: every approval asks).
 CREATE OR REPLACE FUNCTION velocity_period_keys(p_partner_id text, p_at timestamptz)
 RETURNS text[] LANGUAGE plpgsql STABLE AS $$
 BEGIN
+  IF NOT EXISTS (SELECT 1 FROM velocity_period_zones v WHERE v.partner_id = p_partner_id AND v.effective_from <= p_at) THEN
+    RETURN ARRAY[to_char(date_trunc('day', p_at AT TIME ZONE 'UTC'), 'YYYYMMDD'),
+                 to_char(date_trunc('month', p_at AT TIME ZONE 'UTC'), 'YYYYMM'),
+                 to_char(date_trunc('quarter', p_at AT TIME ZONE 'UTC'), 'YYYY"Q"Q'),
+                 to_char(date_trunc('year', p_at AT TIME ZONE 'UTC'), 'YYYY')];
+  END IF;
   RETURN (SELECT array_agg(v.period_key ORDER BY array_position(ARRAY['DAILY', 'MONTHLY', 'QUARTERLY', 'YEARLY'], v.period))
             FROM velocity_periods(p_partner_id, p_at) v);
 END $$;

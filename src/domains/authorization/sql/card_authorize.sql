@@ -267,14 +267,8 @@ BEGIN
               p_now + (v_deadline_ms + p_decision_grace_ms) * interval '1 millisecond', 0, p_now);
   END IF;
   v_json := card_transaction_json(v_t)::text;
-  -- The CARD_TRANSACTION event (D38: sequence per (partner, card)), card_transaction_event's two
-  -- writes as one statement (issue 34 step 5).
-  WITH s AS (
-    INSERT INTO event_sequences (partner_id, business_id, last_sequence) VALUES (v_t.partner_id, v_t.card_id, 1)
-      ON CONFLICT (partner_id, business_id) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1
-      RETURNING last_sequence)
-  INSERT INTO events (event_id, partner_id, event_type, business_id, sequence, payload, create_time, status, next_attempt_at)
-    SELECT p_event_id, v_t.partner_id, 'CARD_TRANSACTION', v_t.card_id, s.last_sequence, v_json, p_now, 'PENDING', p_now FROM s;
+  -- The CARD_TRANSACTION event (D38), with the payload this call built.
+  PERFORM card_transaction_event(v_t, p_event_id, p_now, v_json);
 
   -- LOW_BALANCE (2.12, D49) when this spend takes a pool below its threshold: once per UTC day while
   -- low, again at once after the pool was back at or above the threshold (the scan's rule).

@@ -77,18 +77,21 @@ export async function load(target: Target, durationS: number): Promise<Sample> {
   return { rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
 }
 
-/** ROUNDS rounds of DURATION_S each, the targets alternating within a round; every sample printed. */
 /** A round's sample with the CPU per request answered: of the target's process, and of the whole machine (/proc). */
 export interface MeasuredSample extends Sample {
   serviceUs: number;
   machineUs: number;
 }
 
-/** ROUNDS rounds of DURATION_S each, the targets alternating within a round; every sample printed with its CPU per request. */
+/**
+ * ROUNDS rounds of DURATION_S each, the targets alternating within a round, in reverse order every
+ * second round (a target is not always the one after the same neighbour); every sample printed with
+ * its CPU per request.
+ */
 export async function alternatingRounds(targets: Target[]): Promise<Map<string, MeasuredSample[]>> {
   const samples = new Map<string, MeasuredSample[]>(targets.map((t) => [t.name, []]));
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const t of targets) {
+    for (const t of round % 2 === 0 ? [...targets].reverse() : targets) {
       const [service0, machine0] = [processCpuMs(t.child.pid!), machineCpuMs()];
       const s = await load(t, DURATION_S);
       const requests = s.rps * DURATION_S;

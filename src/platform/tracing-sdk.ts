@@ -10,10 +10,11 @@
  * throughput of a signed request (issue 27 bench, docs/observability.md "Cost").
  */
 import { diag, ROOT_CONTEXT, TraceFlags, type Context, type ContextManager } from '@opentelemetry/api';
-import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { NodeSDK, type tracing } from '@opentelemetry/sdk-node';
+import { Worker } from 'node:worker_threads';
 import type { TracingHandle } from './tracing.ts';
+import type { ExportAnswer, ExportRequest } from './tracing-export-worker.ts';
 
 /**
  * A context manager without async hooks: a context is active while a function runs synchronously
@@ -142,6 +143,8 @@ export class SerializingSpanProcessor implements tracing.SpanProcessor {
     private readonly format: JoinableFormat,
     private readonly send: (batch: SerializedBatch) => Promise<void>,
     private readonly options: SerializingProcessorOptions,
+    /** Called once by `shutdown`, after the last export. */
+    private readonly close?: () => Promise<void>,
   ) {}
 
   onStart(): void {}
@@ -201,6 +204,7 @@ export class SerializingSpanProcessor implements tracing.SpanProcessor {
 
   async shutdown(): Promise<void> {
     await this.forceFlush();
+    await this.close?.();
   }
 }
 
@@ -217,27 +221,63 @@ function positiveInteger(value: string | undefined, fallback: number): number {
   return Number.isInteger(n) && n > 0 ? n : fallback;
 }
 
+/**
+ * The OTLP/HTTP transport on a worker thread (tracing-export-worker.ts says why): batches are posted
+ * to it, their bytes moved, not copied, when the batch owns its buffer. The worker keeps the process
+ * alive only while an export is under way.
+ */
+class WorkerExport {
+  private readonly worker: Worker;
+  private readonly waiting = new Map<number, { resolve(): void; reject(err: Error): void }>();
+  private nextId = 1;
+
+  constructor(env: NodeJS.ProcessEnv, contentType: string) {
+    // Compiled (dist/) the worker is JavaScript; from the sources (tsx) TypeScript, loaded by the same loader.
+    const file = new URL(`./tracing-export-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+    this.worker = new Worker(file, { env: { ...env }, workerData: { contentType }, stdout: false, stderr: false });
+    this.worker.unref();
+    this.worker.on('message', ({ id, error }: ExportAnswer) => {
+      const waiting = this.waiting.get(id);
+      if (!waiting) return;
+      this.waiting.delete(id);
+      if (this.waiting.size === 0) this.worker.unref();
+      if (error === undefined) waiting.resolve();
+      else waiting.reject(new Error(error));
+    });
+    this.worker.on('error', (err) => {
+      diag.error('span export worker failed', err);
+      for (const waiting of this.waiting.values()) waiting.reject(err);
+      this.waiting.clear();
+    });
+  }
+
+  send(batch: SerializedBatch): Promise<void> {
+    const id = this.nextId++;
+    const { body } = batch;
+    const owned = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength && body.buffer instanceof ArrayBuffer;
+    return new Promise<void>((resolve, reject) => {
+      if (this.waiting.size === 0) this.worker.ref();
+      this.waiting.set(id, { resolve, reject });
+      const request: ExportRequest = { id, body, spans: batch.spans };
+      this.worker.postMessage(request, owned ? [body.buffer as ArrayBuffer] : []);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.worker.terminate();
+  }
+}
+
 /** The OTLP/HTTP export of spans: the SDK's transport for the endpoint and headers of the OTEL_* variables, fed serialized requests. */
 function serializingProcessor(env: NodeJS.ProcessEnv, format: JoinableFormat): SerializingSpanProcessor {
-  const delegate = createOtlpHttpExportDelegate<SerializedBatch, unknown>(
-    convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': format.contentType }),
-    {
-      serializeRequest: (batch) => batch.body,
-      deserializeResponse: (data) => (format === PROTOBUF ? ProtobufTraceSerializer : JsonTraceSerializer).deserializeResponse(data),
-    },
-    'otlp_http_span_exporter',
-    { name: 'span', countItems: (batch) => batch.spans },
-    undefined,
-  );
+  const transport = new WorkerExport(env, format.contentType);
   const maxExportBatchSize = positiveInteger(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 512);
-  return new SerializingSpanProcessor(format, (batch) => new Promise<void>((resolve, reject) => {
-    delegate.export(batch, (result) => (result.code === 0 ? resolve() : reject(result.error ?? new Error('OTLP export failed'))));
-  }), {
+  return new SerializingSpanProcessor(format, (batch) => transport.send(batch), {
     chunkSize: Math.min(32, maxExportBatchSize),
     maxExportBatchSize,
     scheduledDelayMs: positiveInteger(env.OTEL_BSP_SCHEDULE_DELAY, 5000),
     maxQueueSize: Math.max(positiveInteger(env.OTEL_BSP_MAX_QUEUE_SIZE, 2048), maxExportBatchSize),
-  });
+  }, () => transport.close());
 }
 
 export async function startSdk(env: NodeJS.ProcessEnv): Promise<TracingHandle> {

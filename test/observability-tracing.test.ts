@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { SignedHttpClient, type CardTransaction } from '../sdk/index.ts';
 import { deliverDueEvents } from '../src/domains/events/testing.ts';
 import { startTracing, type TracingHandle } from '../src/platform/tracing.ts';
-import { joinableFormat, SerializingSpanProcessor } from '../src/platform/tracing-sdk.ts';
+import { joinableFormat, SerializingSpanProcessor, WorkerSpanProcessor } from '../src/platform/tracing-sdk.ts';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
-import { tracing } from '@opentelemetry/sdk-node';
+import { resources, tracing } from '@opentelemetry/sdk-node';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { fundedCard, purchase, type SpendWorld } from './helpers/authorization.ts';
 import { WebhookReceiver } from './helpers/webhook-receiver.ts';
@@ -211,4 +211,45 @@ describe('OTLP export of serialized chunks (issue 27)', () => {
       await provider.shutdown();
     });
   }
+});
+
+/**
+ * Issue 27 bench: the OTLP/HTTP protobuf export runs on a worker thread; the spans' data is posted
+ * to it (links, events, trace state and the resource included) and arrives at the collector.
+ */
+describe('OTLP export from the worker thread (issue 27)', () => {
+  it('http/protobuf: every span reaches the receiver, with its resource, through the worker', async () => {
+    const bodies: Buffer[] = [];
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => { bodies.push(Buffer.concat(chunks)); res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(); });
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const processor = new WorkerSpanProcessor({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }, joinableFormat({})!, 2, {
+      contentType: 'application/x-protobuf', chunkSize: 2, maxExportBatchSize: 4, scheduledDelayMs: 60_000, maxQueueSize: 100,
+    });
+    const provider = new tracing.BasicTracerProvider({ spanProcessors: [processor], resource: resources.resourceFromAttributes({ 'service.name': 'worker-test' }) });
+    const tracer = provider.getTracer('worker');
+    const first = tracer.startSpan('step-0', { attributes: { 'app.step': 0 } }, ROOT_CONTEXT);
+    first.addEvent('noted', { 'app.note': 'x' });
+    first.end();
+    for (let i = 1; i < 5; i++) {
+      tracer.startSpan(`step-${i}`, { links: [{ context: first.spanContext(), attributes: { 'app.link': i } }] }, ROOT_CONTEXT).end();
+    }
+    await processor.forceFlush();
+    await provider.shutdown();
+    server.close();
+    // ExportTraceServiceRequest.resource_spans (1) > ResourceSpans.scope_spans (2) > ScopeSpans.spans (2) > Span.name (5)
+    const names = bodies.flatMap((body) => sub(body, 1).flatMap((rs) => sub(rs, 2).flatMap((ss) => sub(ss, 2).map((span) => sub(span, 5)[0].toString('utf8')))));
+    assert.deepEqual(names.sort(), ['step-0', 'step-1', 'step-2', 'step-3', 'step-4']);
+    // ResourceSpans.resource (1) > Resource.attributes (1) > KeyValue.key (1)
+    const keys = bodies.flatMap((body) => sub(body, 1).flatMap((rs) => sub(rs, 1).flatMap((r) => sub(r, 1).map((kv) => sub(kv, 1)[0].toString('utf8')))));
+    assert.ok(keys.includes('service.name'), keys.join(', '));
+    // Span.links (13) of step-1 .. step-4; Span.events (11) of step-0.
+    const spans = bodies.flatMap((body) => sub(body, 1).flatMap((rs) => sub(rs, 2).flatMap((ss) => sub(ss, 2))));
+    assert.equal(spans.filter((s) => sub(s, 13).length === 1).length, 4);
+    assert.equal(spans.filter((s) => sub(s, 11).length === 1).length, 1);
+  });
 });

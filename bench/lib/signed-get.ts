@@ -77,7 +77,6 @@ export async function load(target: Target, durationS: number): Promise<Sample> {
   return { rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
 }
 
-/** ROUNDS rounds of DURATION_S each, the targets alternating within a round; every sample printed. */
 /** A round's sample with the CPU per request answered: of the target's process, and of the whole machine (/proc). */
 export interface MeasuredSample extends Sample {
   serviceUs: number;
@@ -86,13 +85,16 @@ export interface MeasuredSample extends Sample {
 
 /**
  * ROUNDS rounds of DURATION_S each, the targets alternating within a round; every sample printed with
- * its CPU per request. `rotate`: each round starts one target later (A/B runs: no target always first).
+ * its CPU per request. The order changes every round, so no target is always first or always after the
+ * same neighbour: reversed every second round, or with `rotate` (A/B runs of several targets) each round
+ * starting one target later.
  */
 export async function alternatingRounds(targets: Target[], rotate = false): Promise<Map<string, MeasuredSample[]>> {
   const samples = new Map<string, MeasuredSample[]>(targets.map((t) => [t.name, []]));
   for (let round = 1; round <= ROUNDS; round++) {
-    const shift = rotate ? (round - 1) % targets.length : 0;
-    for (const t of [...targets.slice(shift), ...targets.slice(0, shift)]) {
+    const shift = (round - 1) % targets.length;
+    const order = rotate ? [...targets.slice(shift), ...targets.slice(0, shift)] : round % 2 === 0 ? [...targets].reverse() : targets;
+    for (const t of order) {
       const [service0, machine0] = [processCpuMs(t.child.pid!), machineCpuMs()];
       const s = await load(t, DURATION_S);
       const requests = s.rps * DURATION_S;

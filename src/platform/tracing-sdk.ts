@@ -2,7 +2,8 @@
  * The OpenTelemetry Node SDK, loaded only by startTracing (src/platform/tracing.ts) when an OTLP
  * endpoint is configured. The exporter follows the standard OTEL_* variables (endpoint, protocol
  * http/protobuf by default or http/json, headers, service name, sampler, OTEL_BSP_*); over OTLP/HTTP
- * the spans go through `SerializingSpanProcessor` below (the SDK's serializer and transport). The
+ * the spans go through `WorkerSpanProcessor` below to the export worker (tracing-export-worker.ts: the
+ * SDK's serializer and transport on a thread of its own). The
  * propagator is the SDK's default (W3C trace context and baggage).
  *
  * No instrumentation is registered: the service makes its own SERVER, business-step, CLIENT and
@@ -10,10 +11,14 @@
  * throughput of a signed request (issue 27 bench, docs/observability.md "Cost").
  */
 import { diag, ROOT_CONTEXT, TraceFlags, type Context, type ContextManager } from '@opentelemetry/api';
-import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
-import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { NodeSDK, type tracing } from '@opentelemetry/sdk-node';
+import { Worker } from 'node:worker_threads';
 import type { TracingHandle } from './tracing.ts';
+import { joinableFormat, positiveInteger, type JoinableFormat } from './tracing-export.ts';
+import type { ExportWorkerData, WireSpan, WorkerAnswer, WorkerMessage } from './tracing-export-worker.ts';
+
+// The serializing batch, kept importable from here (tests).
+export { joinableFormat, SerializingSpanProcessor } from './tracing-export.ts';
 
 /**
  * A context manager without async hooks: a context is active while a function runs synchronously
@@ -58,182 +63,138 @@ export class SynchronousContextManager implements ContextManager {
   }
 }
 
-/** A wire format of OTLP/HTTP whose requests can be joined: several serialized requests make one. */
-interface JoinableFormat {
-  contentType: string;
-  serialize(spans: tracing.ReadableSpan[]): Uint8Array;
-  /** One ExportTraceServiceRequest holding every ResourceSpans of `parts` (each a serialized request). */
-  join(parts: Uint8Array[]): Uint8Array;
-}
 
 /**
- * Protobuf: an ExportTraceServiceRequest has one field, the repeated `resource_spans`, and two
- * serialized messages one after the other parse as one message with both lists (the protobuf
- * encoding's rule for repeated fields), so joining is concatenating.
+ * The span processor of the OTLP/HTTP export (protobuf or JSON): the data of each ended, sampled span
+ * is posted to the export worker (tracing-export-worker.ts says why there), which serializes, batches
+ * and sends. Spans are posted by `chunkSize` or after at most `POST_DELAY_MS`, so they die young here.
+ * The worker keeps the process alive only while a flush is under way.
  */
-const PROTOBUF: JoinableFormat = {
-  contentType: 'application/x-protobuf',
-  serialize: (spans) => ProtobufTraceSerializer.serializeRequest(spans)!,
-  join: (parts) => (parts.length === 1 ? parts[0] : Buffer.concat(parts)),
-};
-
-/** JSON: each part is `{"resourceSpans":[...]}`; the joined request lists every part's array items. */
-const JSON_HEAD = Buffer.from('{"resourceSpans":[');
-const JSON_TAIL = Buffer.from(']}');
-const JSON_FORMAT: JoinableFormat = {
-  contentType: 'application/json',
-  serialize: (spans) => JsonTraceSerializer.serializeRequest(spans)!,
-  join(parts) {
-    if (parts.length === 1) return parts[0];
-    const items: Uint8Array[] = [JSON_HEAD];
-    for (const part of parts) {
-      const body = Buffer.from(part.buffer, part.byteOffset, part.byteLength);
-      if (!body.subarray(0, JSON_HEAD.length).equals(JSON_HEAD) || !body.subarray(body.length - JSON_TAIL.length).equals(JSON_TAIL)) {
-        throw new Error('unexpected OTLP/JSON request shape');
-      }
-      const list = body.subarray(JSON_HEAD.length, body.length - JSON_TAIL.length);
-      if (list.length === 0) continue;
-      if (items.length > 1) items.push(Buffer.from(','));
-      items.push(list);
-    }
-    items.push(JSON_TAIL);
-    return Buffer.concat(items);
-  },
-};
-
-interface SerializedBatch {
-  body: Uint8Array;
-  spans: number;
-}
-
-export interface SerializingProcessorOptions {
-  /** Spans serialized together as they end (a small number: they die young, see below). */
-  chunkSize: number;
-  /** Spans per export request (OTEL_BSP_MAX_EXPORT_BATCH_SIZE). */
-  maxExportBatchSize: number;
-  /** Longest wait of an ended span before its export (OTEL_BSP_SCHEDULE_DELAY). */
-  scheduledDelayMs: number;
-  /** Serialized spans kept waiting at most; beyond, spans are dropped (OTEL_BSP_MAX_QUEUE_SIZE). */
-  maxQueueSize: number;
-}
-
-/**
- * The batch span processor of the OTLP/HTTP export, serializing as spans end (issue 27 bench).
- * The SDK's BatchSpanProcessor keeps every ended span object until its batch of 512 is exported:
- * at thousands of requests per second those objects outlive the young generation and are
- * promoted, and the garbage collector was the largest item of the traced service's profile (26 %),
- * before protobuf serialization. Here every `chunkSize` ended spans are serialized at once with
- * the SDK's own OTLP serializer (the same bytes its exporter sends), the span objects die young,
- * and the serialized requests of `maxExportBatchSize` spans are joined into one export request sent
- * by the SDK's OTLP/HTTP transport (its retries, timeout, headers, compression and concurrency
- * limit). A collector receives the same spans as from the SDK's exporter; the resource and scope
- * are repeated once per chunk in the request (a few hundred bytes per `chunkSize` spans).
- */
-export class SerializingSpanProcessor implements tracing.SpanProcessor {
-  private pending: tracing.ReadableSpan[] = [];
-  private parts: Uint8Array[] = [];
-  private partSpans = 0;
+export class WorkerSpanProcessor implements tracing.SpanProcessor {
+  private readonly worker: Worker;
+  private pending: WireSpan[] = [];
   private timer: NodeJS.Timeout | undefined;
-  private readonly exports = new Set<Promise<void>>();
-  /** Spans not exported: the queue was full, or their export failed. */
-  dropped = 0;
+  /** Posts wait here while a new resource's attributes settle (the host id is read asynchronously). */
+  private settling: Promise<void> | null = null;
+  private readonly resourceIds = new WeakMap<object, number>();
+  private newResources: { id: number; resource: tracing.ReadableSpan['resource'] }[] = [];
+  private readonly flushes = new Map<number, () => void>();
+  private nextId = 1;
 
-  constructor(
-    private readonly format: JoinableFormat,
-    private readonly send: (batch: SerializedBatch) => Promise<void>,
-    private readonly options: SerializingProcessorOptions,
-  ) {}
+  constructor(env: NodeJS.ProcessEnv, format: JoinableFormat, private readonly chunkSize: number, data: ExportWorkerData) {
+    // Compiled (dist/) the worker is JavaScript; from the sources (tsx) TypeScript, loaded by the same loader.
+    const file = new URL(`./tracing-export-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+    this.worker = new Worker(file, { env: { ...env }, workerData: { ...data, contentType: format.contentType } });
+    this.worker.unref();
+    this.worker.on('message', ({ flushed }: WorkerAnswer) => {
+      this.flushes.get(flushed)?.();
+      this.flushes.delete(flushed);
+      if (this.flushes.size === 0) this.worker.unref();
+    });
+    this.worker.on('error', (err) => {
+      diag.error('span export worker failed', err);
+      for (const done of this.flushes.values()) done();
+      this.flushes.clear();
+    });
+  }
 
   onStart(): void {}
 
   onEnd(span: tracing.ReadableSpan): void {
-    if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return;
-    this.pending.push(span);
-    if (this.pending.length >= this.options.chunkSize) this.serializePending();
+    const context = span.spanContext();
+    if ((context.traceFlags & TraceFlags.SAMPLED) === 0) return;
+    let resource = this.resourceIds.get(span.resource);
+    if (resource === undefined) {
+      resource = this.nextId++;
+      this.resourceIds.set(span.resource, resource);
+      this.newResources.push({ id: resource, resource: span.resource });
+    }
+    this.pending.push({
+      name: span.name,
+      kind: span.kind,
+      traceId: context.traceId,
+      spanId: context.spanId,
+      traceFlags: context.traceFlags,
+      traceState: context.traceState?.serialize(),
+      parentSpanId: span.parentSpanContext?.spanId,
+      parentIsRemote: span.parentSpanContext?.isRemote,
+      startTime: span.startTime,
+      endTime: span.endTime,
+      attributes: span.attributes,
+      droppedAttributesCount: span.droppedAttributesCount,
+      events: span.events,
+      droppedEventsCount: span.droppedEventsCount,
+      links: span.links.length === 0 ? [] : span.links.map((link) => ({
+        traceId: link.context.traceId,
+        spanId: link.context.spanId,
+        traceFlags: link.context.traceFlags,
+        isRemote: link.context.isRemote,
+        traceState: link.context.traceState?.serialize(),
+        attributes: link.attributes,
+        droppedAttributesCount: link.droppedAttributesCount,
+      })),
+      droppedLinksCount: span.droppedLinksCount,
+      status: span.status,
+      scope: span.instrumentationScope,
+      resource,
+    });
+    if (this.pending.length >= this.chunkSize) this.post();
     else if (this.timer === undefined) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        this.serializePending();
-        this.exportParts();
-      }, this.options.scheduledDelayMs);
+      this.timer = setTimeout(() => this.post(), POST_DELAY_MS);
       this.timer.unref();
     }
   }
 
-  private serializePending(): void {
-    const spans = this.pending;
-    if (spans.length === 0) return;
-    this.pending = [];
-    if (this.partSpans + spans.length > this.options.maxQueueSize) {
-      this.dropped += spans.length;
-      return;
-    }
-    try {
-      this.parts.push(this.format.serialize(spans));
-      this.partSpans += spans.length;
-    } catch (err) {
-      this.dropped += spans.length;
-      diag.error('span serialization failed', err);
-      return;
-    }
-    if (this.partSpans >= this.options.maxExportBatchSize) this.exportParts();
-  }
-
-  private exportParts(): void {
-    if (this.parts.length === 0) return;
-    const batch = { body: this.format.join(this.parts), spans: this.partSpans };
-    this.parts = [];
-    this.partSpans = 0;
-    const sent = this.send(batch).catch((err: unknown) => {
-      this.dropped += batch.spans;
-      diag.error('span export failed', err);
-    }).finally(() => this.exports.delete(sent));
-    this.exports.add(sent);
-  }
-
-  async forceFlush(): Promise<void> {
+  /** Posts the pending spans (and `flush`), after the attributes of a new resource have settled. */
+  private post(flush?: number): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    this.serializePending();
-    this.exportParts();
-    await Promise.all([...this.exports]);
+    const spans = this.pending;
+    this.pending = [];
+    const defined = this.newResources;
+    this.newResources = [];
+    const send = () => {
+      const message: WorkerMessage = { spans, flush };
+      if (defined.length > 0) message.resources = defined.map(({ id, resource }) => ({ id, attributes: resource.attributes, schemaUrl: resource.schemaUrl }));
+      this.worker.postMessage(message);
+    };
+    const unsettled = defined.filter(({ resource }) => resource.asyncAttributesPending);
+    if (unsettled.length > 0 || this.settling) {
+      const settled = (this.settling ?? Promise.resolve())
+        .then(() => Promise.all(unsettled.map(({ resource }) => resource.waitForAsyncAttributes?.())))
+        .then(send, (err: unknown) => diag.error('span export: resource attributes failed', err));
+      this.settling = settled;
+      void settled.then(() => {
+        if (this.settling === settled) this.settling = null;
+      });
+    } else send();
+  }
+
+  forceFlush(): Promise<void> {
+    const id = this.nextId++;
+    return new Promise<void>((resolve) => {
+      if (this.flushes.size === 0) this.worker.ref();
+      this.flushes.set(id, resolve);
+      this.post(id);
+    });
   }
 
   async shutdown(): Promise<void> {
     await this.forceFlush();
+    await this.worker.terminate();
   }
 }
 
-/** The wire format OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL asks for, when it is one this processor joins (OTLP/HTTP). */
-export function joinableFormat(env: NodeJS.ProcessEnv): JoinableFormat | null {
-  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf').trim();
-  if (protocol === 'http/protobuf') return PROTOBUF;
-  if (protocol === 'http/json') return JSON_FORMAT;
-  return null;
-}
+/** Longest wait of an ended span on the main thread before it is posted to the export worker. */
+const POST_DELAY_MS = 100;
 
-function positiveInteger(value: string | undefined, fallback: number): number {
-  const n = Number(value);
-  return Number.isInteger(n) && n > 0 ? n : fallback;
-}
-
-/** The OTLP/HTTP export of spans: the SDK's transport for the endpoint and headers of the OTEL_* variables, fed serialized requests. */
-function serializingProcessor(env: NodeJS.ProcessEnv, format: JoinableFormat): SerializingSpanProcessor {
-  const delegate = createOtlpHttpExportDelegate<SerializedBatch, unknown>(
-    convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': format.contentType }),
-    {
-      serializeRequest: (batch) => batch.body,
-      deserializeResponse: (data) => (format === PROTOBUF ? ProtobufTraceSerializer : JsonTraceSerializer).deserializeResponse(data),
-    },
-    'otlp_http_span_exporter',
-    { name: 'span', countItems: (batch) => batch.spans },
-    undefined,
-  );
+/** The OTLP/HTTP export of spans: the SDK's serializer and transport for the OTEL_* variables, on the export worker. */
+function workerProcessor(env: NodeJS.ProcessEnv, format: JoinableFormat): WorkerSpanProcessor {
   const maxExportBatchSize = positiveInteger(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 512);
-  return new SerializingSpanProcessor(format, (batch) => new Promise<void>((resolve, reject) => {
-    delegate.export(batch, (result) => (result.code === 0 ? resolve() : reject(result.error ?? new Error('OTLP export failed'))));
-  }), {
-    chunkSize: Math.min(32, maxExportBatchSize),
+  const chunkSize = Math.min(32, maxExportBatchSize);
+  return new WorkerSpanProcessor(env, format, chunkSize, {
+    contentType: format.contentType,
+    chunkSize,
     maxExportBatchSize,
     scheduledDelayMs: positiveInteger(env.OTEL_BSP_SCHEDULE_DELAY, 5000),
     maxQueueSize: Math.max(positiveInteger(env.OTEL_BSP_MAX_QUEUE_SIZE, 2048), maxExportBatchSize),
@@ -249,7 +210,7 @@ export async function startSdk(env: NodeJS.ProcessEnv): Promise<TracingHandle> {
     instrumentations: [],
     // OTLP/HTTP (protobuf or JSON): the serializing batch processor; another exporter or protocol
     // (grpc, console, none): the SDK's own from the OTEL_* variables.
-    ...(format ? { spanProcessors: [serializingProcessor(env, format)] } : {}),
+    ...(format ? { spanProcessors: [workerProcessor(env, format)] } : {}),
     // Traces only: the metrics are Prometheus's (GET /metrics) and the logs go to stdout, so the
     // SDK's default OTLP metrics and logs exporters are not started.
     metricReaders: [],

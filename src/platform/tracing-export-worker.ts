@@ -11,7 +11,7 @@
  *   `_http_incoming`) as the service's requests with objects of other shapes: every export
  *   deoptimized those hot functions ("wrong map") and the main thread recompiled them;
  * - the serializer's optimized code was thrown away at every major collection ("weak objects": the
- *   service runs with --optimize-for-size, whose collections drop unused maps) and recompiled, and its
+ *   service then ran with --optimize-for-size, whose collections drop unused maps) and recompiled, and its
  *   garbage and the spans waiting for their chunk were promoted in the main thread's heap.
  */
 import { parentPort, workerData } from 'node:worker_threads';

@@ -377,6 +377,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   const pushHook = limits.countingFailures('authFailures', 'signed', async (req) => {
     req.partner = await authenticator.authenticate(signedUpgradeOf(req));
   });
+  // Where each connection without `since` starts, fixed before its upgrade is answered (PushHub.position).
+  const pushFrom = new WeakMap<FastifyRequest, string>();
   app.get('/card/v1/ws', {
     websocket: true,
     schema: { hide: true },
@@ -390,10 +392,11 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       if (query.externalUserId !== undefined && !(typeof query.externalUserId === 'string' && query.externalUserId.length >= 1 && query.externalUserId.length <= 64)) {
         throw paramInvalid('externalUserId', 'must be 1 to 64 characters');
       }
+      pushFrom.set(req, await pushHub.position());
     },
   }, (socket, req) => {
     const query = req.query as { since?: string; externalUserId?: string };
-    void pushHub.attach(socket, req.partner!.partnerId, { since: query.since ?? null, externalUserId: query.externalUserId ?? null });
+    void pushHub.attach(socket, req.partner!.partnerId, { since: query.since ?? null, from: pushFrom.get(req)!, externalUserId: query.externalUserId ?? null });
   });
 
   await app.register(registerConsole({ ...ctx, gate: operatorGate, preAuthLimit: async (req) => limits.refuseWhenExceeded('preAuth', req) }), { prefix: '/console' });

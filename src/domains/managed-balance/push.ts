@@ -78,7 +78,11 @@ export class PushHub {
       }
       this.timers.push(setInterval(() => this.kick(), this.deps.config.pushPollIntervalMs).unref());
       this.timers.push(setInterval(() => this.ping(), this.deps.config.pushPingIntervalMs).unref());
-    })();
+    })().catch((err: unknown) => {
+      // The database was unreachable: the next connection tries again (the refusal answers this one).
+      this.started = null;
+      throw err;
+    });
     return this.started;
   }
 
@@ -157,13 +161,23 @@ export class PushHub {
   }
 
   /**
-   * A new authenticated connection. With `since`, first the partner's rows after it (up to what the
-   * hub has read), then live rows; without, live rows from now on.
+   * Where a connection without `since` starts: the hub's head, read before the upgrade is answered.
+   * So everything committed after the client sees its connection open reaches it, even when another
+   * instance sequences it before `attach` runs (the hub's head may have moved past it by then).
    */
-  async attach(socket: WebSocket, partnerId: string, options: { since: string | null; externalUserId: string | null }): Promise<void> {
+  async position(): Promise<string> {
+    await this.start();
+    return this.head.toString();
+  }
+
+  /**
+   * A new authenticated connection. With `since`, first the partner's rows after it (up to what the
+   * hub has read), then live rows; without, live rows from `from` on (`position()` before the upgrade).
+   */
+  async attach(socket: WebSocket, partnerId: string, options: { since: string | null; from: string; externalUserId: string | null }): Promise<void> {
     await this.start();
     const c: PushClient = {
-      socket, partnerId, externalUserId: options.externalUserId, lastSent: this.head, replaying: options.since !== null, alive: true,
+      socket, partnerId, externalUserId: options.externalUserId, lastSent: this.head, replaying: true, alive: true,
     };
     socket.on('pong', () => {
       c.alive = true;
@@ -173,15 +187,17 @@ export class PushHub {
     // Clients only listen: anything they send is ignored.
     socket.on('message', () => {});
     this.clients.add(c);
-    if (options.since === null) return;
-    const since = BigInt(options.since);
-    if (since > BigInt(await headSequence(this.deps.db))) {
-      this.drop(c, PUSH_CLOSE.RESUME_INVALID, 'since is ahead of the stream');
-      return;
-    }
-    if (since < BigInt(await prunedThrough(this.deps.db))) {
-      this.drop(c, PUSH_CLOSE.RESUME_EXPIRED, 'since is older than the retained stream: resync, then connect without since');
-      return;
+    let since = BigInt(options.from);
+    if (options.since !== null) {
+      since = BigInt(options.since);
+      if (since > BigInt(await headSequence(this.deps.db))) {
+        this.drop(c, PUSH_CLOSE.RESUME_INVALID, 'since is ahead of the stream');
+        return;
+      }
+      if (since < BigInt(await prunedThrough(this.deps.db))) {
+        this.drop(c, PUSH_CLOSE.RESUME_EXPIRED, 'since is older than the retained stream: resync, then connect without since');
+        return;
+      }
     }
     c.lastSent = since;
     try {

@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { SignedHttpClient, type CardTransaction } from '../sdk/index.ts';
 import { deliverDueEvents } from '../src/domains/events/testing.ts';
 import { startTracing, type TracingHandle } from '../src/platform/tracing.ts';
-import { joinableFormat, SerializingSpanProcessor, WorkerSpanProcessor } from '../src/platform/tracing-sdk.ts';
+import { WorkerSpanProcessor } from '../src/platform/tracing-sdk.ts';
+import { joinableFormat, SerializingSpanProcessor } from '../src/platform/tracing-export.ts';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { resources, tracing } from '@opentelemetry/sdk-node';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
@@ -227,7 +228,7 @@ describe('OTLP export from the worker thread (issue 27)', () => {
     });
     await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
     const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const processor = new WorkerSpanProcessor({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }, joinableFormat({})!, 2, {
+    const processor = new WorkerSpanProcessor({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }, {
       contentType: 'application/x-protobuf', chunkSize: 2, maxExportBatchSize: 4, scheduledDelayMs: 60_000, maxQueueSize: 100,
     });
     const provider = new tracing.BasicTracerProvider({ spanProcessors: [processor], resource: resources.resourceFromAttributes({ 'service.name': 'worker-test' }) });

@@ -96,8 +96,6 @@ export class SerializingSpanProcessor implements tracing.SpanProcessor {
     private readonly format: JoinableFormat,
     private readonly send: (batch: SerializedBatch) => Promise<void>,
     private readonly options: SerializingProcessorOptions,
-    /** Called once by `shutdown`, after the last export. */
-    private readonly close?: () => Promise<void>,
   ) {}
 
   onStart(): void {}
@@ -157,7 +155,6 @@ export class SerializingSpanProcessor implements tracing.SpanProcessor {
 
   async shutdown(): Promise<void> {
     await this.forceFlush();
-    await this.close?.();
   }
 }
 

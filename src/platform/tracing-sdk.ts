@@ -17,9 +17,6 @@ import type { TracingHandle } from './tracing.ts';
 import { joinableFormat, positiveInteger, type JoinableFormat } from './tracing-export.ts';
 import type { ExportWorkerData, WireSpan, WorkerAnswer, WorkerMessage } from './tracing-export-worker.ts';
 
-// The serializing batch, kept importable from here (tests).
-export { joinableFormat, SerializingSpanProcessor } from './tracing-export.ts';
-
 /**
  * A context manager without async hooks: a context is active while a function runs synchronously
  * inside `with` (and in functions bound to it), never across an `await`. The SDK's default, an
@@ -81,10 +78,13 @@ export class WorkerSpanProcessor implements tracing.SpanProcessor {
   private readonly flushes = new Map<number, () => void>();
   private nextId = 1;
 
-  constructor(env: NodeJS.ProcessEnv, format: JoinableFormat, private readonly chunkSize: number, data: ExportWorkerData) {
+  private readonly chunkSize: number;
+
+  constructor(env: NodeJS.ProcessEnv, data: ExportWorkerData) {
+    this.chunkSize = data.chunkSize;
     // Compiled (dist/) the worker is JavaScript; from the sources (tsx) TypeScript, loaded by the same loader.
     const file = new URL(`./tracing-export-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
-    this.worker = new Worker(file, { env: { ...env }, workerData: { ...data, contentType: format.contentType } });
+    this.worker = new Worker(file, { env: { ...env }, workerData: data });
     this.worker.unref();
     this.worker.on('message', ({ flushed }: WorkerAnswer) => {
       this.flushes.get(flushed)?.();
@@ -192,7 +192,7 @@ const POST_DELAY_MS = 100;
 function workerProcessor(env: NodeJS.ProcessEnv, format: JoinableFormat): WorkerSpanProcessor {
   const maxExportBatchSize = positiveInteger(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 512);
   const chunkSize = Math.min(32, maxExportBatchSize);
-  return new WorkerSpanProcessor(env, format, chunkSize, {
+  return new WorkerSpanProcessor(env, {
     contentType: format.contentType,
     chunkSize,
     maxExportBatchSize,

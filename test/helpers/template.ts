@@ -120,9 +120,16 @@ export async function postgresTemplate(url: string): Promise<string> {
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   try {
-    const ready = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate', [name]);
+    // Reused only when built since the server last started: crash recovery empties unlogged tables
+    // (the replay store's epoch row), so a template from before a restart is built again.
+    const ready = await admin.query(
+      `SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate
+          AND shobj_description(oid, 'pg_database') ~ '^built at [0-9]+$'
+          AND substr(shobj_description(oid, 'pg_database'), 10)::bigint > extract(epoch FROM pg_postmaster_start_time()) * 1000`, [name]);
     if (ready.rowCount) return name;
-    // A run stopped while building left an unmarked database: start it again.
+    // A run stopped while building left an unmarked database, or the server restarted since: start it again.
+    const stale = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate', [name]);
+    if (stale.rowCount) await admin.query(`ALTER DATABASE ${name} WITH IS_TEMPLATE false`);
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.query(`CREATE DATABASE ${name}`);
     const db = await openPostgres({ connectionString: withDatabase(url, name), poolSize: 1 });
@@ -130,6 +137,7 @@ export async function postgresTemplate(url: string): Promise<string> {
     await db.close();
     // Marked only once complete; test processes clone it with CREATE DATABASE ... TEMPLATE.
     await admin.query(`ALTER DATABASE ${name} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`);
+    await admin.query(`COMMENT ON DATABASE ${name} IS 'built at ${Date.now()}'`);
     return name;
   } finally {
     await admin.end();

@@ -41,6 +41,18 @@ export function ensureTools(): void {
   }
 }
 
+/**
+ * SIGKILL to a process (pid > 0) or a process group (pid < 0), from this process: procps-ng 4.0's
+ * `kill -9 -PGID` signals the group of PGID's first digit only (`kill -9 -6940` killed group 6, the CI runner's).
+ */
+function sigkill(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
+
 /** Runs a long-lived command (as the postgres user when we are root), its output to a log file. */
 function daemon(work: string, name: string, file: string, args: string[], asPostgres: boolean): ChildProcess {
   const log = openSync(path.join(work, `${name}.log`), 'a');
@@ -161,7 +173,7 @@ tags:
     const pid = existsSync(pidFile) ? readFileSync(pidFile, 'utf8').split('\n')[0].trim() : '';
     if (/^\d+$/.test(pid)) {
       spawnSync('pkill', ['-9', '-P', pid]);
-      spawnSync('kill', ['-9', pid]);
+      sigkill(Number(pid));
     }
     m.process = null;
   }
@@ -231,7 +243,8 @@ ${services}
 
   stopAll(): void {
     for (const m of this.members) this.killMember(m);
-    for (const p of [this.haproxy, this.etcd]) if (p?.pid) spawnSync('kill', ['-9', `-${p.pid}`]);
+    // Their process groups (each was started detached, so it leads its own group).
+    for (const p of [this.haproxy, this.etcd]) if (p?.pid) sigkill(-p.pid);
     spawnSync('pkill', ['-9', '-f', this.work]);
   }
 }

@@ -7,6 +7,7 @@ import { closeTestDatabase, startService, testDatabase, type TestService } from 
 import { attemptsOf, eventState, recordTestEvent, WebhookReceiver } from './helpers/webhook-receiver.ts';
 import { toWire } from '../src/platform/money.ts'; // the service's own amounts, as its producers record them
 import { startWorkers } from '../src/workers.ts';
+import type { Db } from '../src/platform/db/db.ts';
 import {
   deliverDueEvents, FIRST_RETRY_DELAY_MS, RETRY_JITTER_RATIO, webhookBody, webhookHeaders,
 } from '../src/domains/events/testing.ts';
@@ -192,6 +193,35 @@ describe('webhook delivery (D38, D49): signed POSTs from the outbox, retries', (
     } finally {
       await second.close();
     }
+  });
+
+  it('a delivery run sends three round trips whatever its batch size (lease with its attempts, webhook settings, settlement), an idle poll one (issue 34)', async () => {
+    const { partner: other } = await svc.newPartner({ webhookUrl: receiver.url });
+    receiver.useCredentials(other);
+    await deliverDueEvents(svc.ctx); // nothing else due
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push((await recordTestEvent(svc, (i % 2 ? other : partner).partnerId)).eventId);
+    const sent: string[] = [];
+    const db = svc.ctx.db;
+    const counting = Object.assign(Object.create(db) as Db, {
+      query: (sql: string, params?: unknown[]) => { sent.push(sql.trim().split(/\s+/)[0]); return db.query(sql, params); },
+      tx: () => { throw new Error('the delivery run opens no transaction'); },
+    });
+    const run = await deliverDueEvents({ ...svc.ctx, db: counting });
+    assert.equal(run.delivered, 6);
+    assert.deepEqual(sent, ['WITH', 'SELECT', 'WITH'], 'lease with attempts, partners\' webhook settings, settlement');
+    for (const [i, id] of ids.entries()) {
+      const [request] = receiver.requestsFor(id);
+      assert.equal(receiver.requestsFor(id).length, 1);
+      // Each event carries its own partner's settings; the receiver holds the second partner's secret.
+      assert.equal(request.headers['x-dapi-api-key'], (i % 2 ? other : partner).apiKey);
+      assert.equal(request.signatureValid, i % 2 === 1);
+      assert.deepEqual((await attemptsOf(svc.db, id)).map((a) => [a.attemptNo, a.outcome]), [[1, 'SUCCESS']]);
+    }
+    receiver.useCredentials(partner);
+    sent.length = 0;
+    assert.equal((await deliverDueEvents({ ...svc.ctx, db: counting })).leased, 0);
+    assert.equal(sent.length, 1, 'an idle poll is one statement');
   });
 
   it('when the background workers run, then a recorded event is delivered without anyone calling the delivery function', async () => {

@@ -169,6 +169,49 @@ describe('the leased job runner (src/platform/jobs.ts)', () => {
       ids.map((id) => [id, id === bad ? 'PENDING' : 'DONE', id === bad ? 0 : 1]), 'each good item completed exactly once');
   });
 
+  it('when a job is autocommit, then its claim and batch completion go to the database itself without a transaction, and a claim that fails after its write leaves the items to their lease', async () => {
+    const clock = new TestClock();
+    const grp = group();
+    const ids = await addItems(db, grp, 4, new Date(clock.now()));
+    const base = probeJob(grp, { leaseMs: 30_000 });
+    const seen: Queryable[] = [];
+    let transactions = 0;
+    const counted: Db = Object.assign(Object.create(db) as Db, {
+      tx: <T>(fn: (q: Queryable) => Promise<T>) => { transactions++; return db.tx(fn); },
+    });
+    let failAfterWrite = true;
+    const job: JobDefinition<ProbeItem> = {
+      ...base,
+      autocommit: true,
+      claim: async (q, lease) => {
+        seen.push(q);
+        const claimed = await base.claim(q, lease);
+        if (failAfterWrite) throw new Error('the read after the lease failed');
+        return claimed;
+      },
+      completeAll: async (q, items, lease) => {
+        seen.push(q);
+        const done = await q.query<{ id: string }>(
+          `UPDATE job_probe_items SET state = 'DONE', done_count = done_count + 1, lease_token = NULL
+            WHERE id = ANY($1::text[]) AND lease_token = $2 RETURNING id`,
+          [items.map(({ item }) => item.id), lease.token],
+        );
+        const doneIds = new Set(done.map((r) => r.id));
+        return items.map(({ item }) => (doneIds.has(item.id) ? 'DONE' : 'LOST_LEASE'));
+      },
+    };
+    await assert.rejects(runJobOnce(job, { db: counted, clock }), /the read after the lease failed/);
+    // The lease's write stood on its own: the items are not due until it runs out (as after a crash).
+    failAfterWrite = false;
+    assert.equal((await runJobOnce(job, { db: counted, clock })).claimed, 0, 'still leased');
+    clock.advance(30_001);
+    const report = await runJobOnce(job, { db: counted, clock });
+    assert.deepEqual(report.items.map((i) => [i.id, i.result, i.attempt]), ids.map((id) => [id, 'DONE', 2]));
+    assert.equal(transactions, 0, 'no BEGIN/COMMIT around the claim or the completion');
+    assert.ok(seen.length === 4 && seen.every((q) => q === counted), 'claim and completeAll got the database itself');
+    assert.ok((await rows(db, grp)).every((r) => r.state === 'DONE' && r.doneCount === 1));
+  });
+
   it('when two instances run at once, then no item is claimed twice (FOR UPDATE SKIP LOCKED)', async () => {
     const clock = new TestClock();
     const grp = group();

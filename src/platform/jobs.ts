@@ -35,6 +35,8 @@
  *   `maxAttempts`); again only while the lease holds.
  * - `completeAll(q, items, lease)` (optional) does what `complete` does for every performed item of
  *   the run in one transaction (a busy queue then costs one commit per run, not per item).
+ * - `autocommit: true` (optional): `claim`'s one write and `completeAll` are single statements, each
+ *   atomic on its own, so the runner sends them without BEGIN and COMMIT (webhook delivery).
  * - `afterCommit(item, outcome)` (optional) runs after `complete` committed (deliver the mail the
  *   transaction queued).
  *
@@ -114,6 +116,14 @@ export interface JobDefinition<T, P = undefined, D = unknown> {
    * it throws, the runner falls back to `complete` item by item.
    */
   completeAll?(q: Queryable, items: { item: T; performed: P }[], lease: Lease): Promise<(JobOutcome<D> | string)[]>;
+  /**
+   * Optional: `claim` makes its one write in a single statement (atomic on its own, reads after it
+   * allowed) and `completeAll` is a single statement, so the runner sends them on the database
+   * itself, without BEGIN and COMMIT: two round trips fewer for each. A failure after the claim's
+   * write leaves the claimed items to their lease, as a crash would. `complete` and `fail` still run
+   * in transactions.
+   */
+  autocommit?: boolean;
   afterCommit?(item: T, outcome: JobOutcome<D>): Promise<void>;
   fail(q: Queryable, item: T, failure: JobFailure): Promise<JobOutcome<D> | string | void>;
   /**
@@ -303,7 +313,8 @@ async function workBatch<T, P, D>(def: JobDefinition<T, P, D>, runtime: JobRunti
   let outcomes: JobOutcome<D>[] | null = null;
   if (ready.length > 0) {
     try {
-      const answered = await runtime.db.tx((q) => completeAll(q, ready.map(({ item, performed: value }) => ({ item, performed: value })), lease));
+      const items = ready.map(({ item, performed: value }) => ({ item, performed: value }));
+      const answered = def.autocommit ? await completeAll.call(def, runtime.db, items, lease) : await runtime.db.tx((q) => completeAll.call(def, q, items, lease));
       invariant(answered.length === ready.length, `job ${def.name}: completeAll answers every item`);
       outcomes = answered.map((o) => asOutcome<D>(o, 'DONE'));
     } catch (err) {
@@ -347,7 +358,7 @@ export async function runJobOnce<T, P, D>(
 async function runBatch<T, P, D>(def: JobDefinition<T, P, D>, runtime: JobRuntime, limit: number): Promise<JobRunReport<D>> {
   const nowMs = runtime.clock.now();
   const lease: Lease = { token: randomUUID(), now: new Date(nowMs), until: new Date(nowMs + def.leaseMs), limit };
-  const claimed = await runtime.db.tx((q) => def.claim(q, lease));
+  const claimed = def.autocommit ? await def.claim(runtime.db, lease) : await runtime.db.tx((q) => def.claim(q, lease));
   invariant(claimed.length <= limit, `job ${def.name}: claim returned at most the limit`);
   const concurrency = Math.max(1, def.concurrency ?? def.batchSize);
   if (def.completeAll && claimed.length > 0) {

@@ -5,11 +5,11 @@ import { hmacSha256Hex, newId } from '../../platform/crypto/secrets.ts';
 import { invariant } from '../../platform/errors.ts';
 import type { Db, Queryable } from '../../platform/db/db.ts';
 import { runJobOnce, type JobDefinition, type JobLog, type JobOutcome, type Lease } from '../../platform/jobs.ts';
-import { partnersByIds, revealPartnerSecret, revealWebhookSecret, webhookSecretsOf } from '../partners/index.ts';
+import { revealPartnerSecret, revealWebhookSecret, webhookTargetsOf } from '../partners/index.ts';
 import { beforeScrape, counter, gauge } from '../../platform/metrics.ts';
 import {
-  dueEventsBacklog, insertAttempts, leaseDue, leaseEventNow, makeWaitingEventsDue, markAbandonedAttempts, rescheduleLeasedEvent, settleAttempts, undeliveredEvents,
-  type AttemptSettlement, type LeasedEvent, type NextState,
+  dueEventsBacklog, insertAttempts, leaseDueWithAttempts, leaseEventNow, makeWaitingEventsDue, markAbandonedAttempts, rescheduleLeasedEvent, settleAttempts, undeliveredEvents,
+  type AttemptSettlement, type LeasedEvent, type LeasedEventRow, type NextState,
 } from './store.ts';
 import { postWebhook, type PostResult } from './webhook-http.ts';
 
@@ -17,10 +17,12 @@ import { postWebhook, type PostResult } from './webhook-http.ts';
  * Webhook delivery from the outbox (D38, D49): at least once, signed like a partner request (5.3),
  * retried with exponential backoff and jitter for at least 24 hours, then FAILED.
  *
- * One run = lease a batch (short transaction, FOR UPDATE SKIP LOCKED, one IN_FLIGHT attempt row
- * per event) -> HTTP POSTs outside any transaction -> settle the batch (one statement, each event
- * only while its lease is still ours). A worker that dies between the two transactions loses
- * nothing: its leases run out and any instance retries.
+ * One run = lease a batch (one statement, atomic on its own: FOR UPDATE SKIP LOCKED, one IN_FLIGHT
+ * attempt row per event) and read its partners' webhook settings (one statement) -> HTTP POSTs
+ * outside any transaction -> settle the batch (one statement, each event only while its lease is
+ * still ours). Three round trips per run whatever the batch size, one for an idle poll (issue 34).
+ * A worker that dies between the lease and the settlement loses nothing: its leases run out and
+ * any instance retries.
  */
 
 export interface EventDeps {
@@ -139,13 +141,21 @@ export function webhookHeaders(args: {
 }
 
 /**
- * The claim of a delivery run (inside the caller's transaction): leases due events for
- * `lease.token` until `lease.until`, closes attempts a dead worker left IN_FLIGHT, reads each
- * partner's webhook settings through the partners domain, and opens an IN_FLIGHT attempt per event.
+ * The claim of a delivery run (issue 34: two statements, no transaction): one statement leases due
+ * events for `lease.token` until `lease.until`, closes attempts a dead worker left IN_FLIGHT and
+ * opens an IN_FLIGHT attempt per event (atomic on its own); a second reads each partner's webhook
+ * settings through the partners domain. If that read fails, the leased events wait for their lease
+ * to run out, as after a crash.
  */
 async function claimDueEvents(q: Queryable, lease: Lease): Promise<LeasedEvent[]> {
-  const rows = await leaseDue(q, { now: lease.now, leaseUntil: lease.until, leaseToken: lease.token, limit: lease.limit });
-  return openAttempts(q, rows, lease);
+  const rows = await leaseDueWithAttempts(q, { now: lease.now, leaseUntil: lease.until, leaseToken: lease.token, limit: lease.limit });
+  if (rows.length === 0) return [];
+  const targets = await webhookTargetsOf(q, rows.map((r) => r.partnerId), lease.now);
+  return rows.map((row): LeasedEvent => {
+    const target = targets.get(row.partnerId);
+    invariant(target, `event ${row.eventId} belongs to an existing partner`);
+    return { ...row, startedAt: lease.now, ...target };
+  });
 }
 
 /** Leases one just-recorded event for an immediate attempt (a test send), in the caller's transaction. */
@@ -156,20 +166,14 @@ export async function claimEventNow(q: Queryable, eventId: string, lease: Lease)
   return event;
 }
 
-async function openAttempts(q: Queryable, rows: Awaited<ReturnType<typeof leaseDue>>, lease: Lease): Promise<LeasedEvent[]> {
+async function openAttempts(q: Queryable, rows: LeasedEventRow[], lease: Lease): Promise<LeasedEvent[]> {
   const { now } = lease;
   await markAbandonedAttempts(q, rows.map((r) => r.eventId), now);
-  const partners = new Map((await partnersByIds(q, rows.map((r) => r.partnerId))).map((p) => [p.partnerId, p]));
-  const secrets = await webhookSecretsOf(q, rows.map((r) => r.partnerId), now);
+  const targets = await webhookTargetsOf(q, rows.map((r) => r.partnerId), now);
   const leased = rows.map((row): LeasedEvent => {
-    const partner = partners.get(row.partnerId);
-    invariant(partner, `event ${row.eventId} belongs to an existing partner`);
-    return {
-      ...row, attemptId: newId('ea'), startedAt: now,
-      partnerStatus: partner.status, apiKey: partner.apiKey, secretKeyEnc: partner.secretKeyEnc, webhookUrl: partner.webhookUrl,
-      webhookSecretsEnc: secrets.get(row.partnerId) ?? [],
-      webhookWhitelist: partner.ipWhitelist.webhook ?? [],
-    };
+    const target = targets.get(row.partnerId);
+    invariant(target, `event ${row.eventId} belongs to an existing partner`);
+    return { ...row, attemptId: newId('ea'), startedAt: now, ...target };
   });
   await insertAttempts(q, now, leased);
   return leased;
@@ -302,7 +306,8 @@ function deliveryOutcome(event: LeasedEvent, post: PostResult, delivery: Deliver
 export async function deliverLeased(deps: EventDeps, event: LeasedEvent): Promise<DeliveryResult> {
   const post = await attempt(deps, event);
   webhookDeliveries.inc({ outcome: post.outcome });
-  return deps.db.tx((q) => settleAttempt(deps, q, event, post));
+  // One statement, atomic on its own: no BEGIN/COMMIT around it.
+  return settleAttempt(deps, deps.db, event, post);
 }
 
 export interface DeliverySummary {
@@ -331,6 +336,8 @@ export function webhookDeliveryJob(deps: EventDeps): JobDefinition<LeasedEvent, 
     maxAttempts: WEBHOOK_MAX_ATTEMPTS,
     retryDelayMs: (failedAttempts) => retryDelayMs(failedAttempts),
     identify: (e) => ({ id: e.eventId, attempt: e.deliveryAttempt }),
+    // Issue 34: the claim's one write and the settlement are single statements, sent without BEGIN/COMMIT.
+    autocommit: true,
     claim: (q, lease) => claimDueEvents(q, lease),
     backlog: (q, now) => dueEventsBacklog(q, now),
     spanName: 'webhook.deliver',

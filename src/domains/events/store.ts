@@ -69,11 +69,6 @@ export interface LeasedEventRow {
   leaseToken: string;
 }
 
-/**
- * Takes up to `limit` due events: rows are locked with FOR UPDATE SKIP LOCKED (another instance
- * skips them instead of waiting) and their next_attempt_at is moved to the lease expiry, so once
- * this commits no other worker sees them as due until the lease runs out.
- */
 /** Events due for delivery now and the oldest due time (metrics, issue 27): what the next lease would take. */
 export async function dueEventsBacklog(q: Queryable, now: Date): Promise<{ pending: number; oldestDueAt: Date | null }> {
   const [row] = await q.query<{ pending: number; oldestDueAt: Date | null }>(
@@ -92,11 +87,18 @@ export async function undeliveredEvents(q: Queryable): Promise<{ pending: number
   return row;
 }
 
-export async function leaseDue(
+/**
+ * A delivery run's claim in one statement (issue 34), atomic on its own so it needs no BEGIN/COMMIT:
+ * leases up to `limit` due events (FOR UPDATE SKIP LOCKED: another instance skips them instead of
+ * waiting; next_attempt_at moved to the lease expiry, so no other worker sees them as due until it runs out), closes the attempts a dead worker left IN_FLIGHT for them
+ * (LEASE_EXPIRED), and opens this attempt's IN_FLIGHT row for each. The data-modifying parts see
+ * one snapshot, so the attempts closed are never the ones this statement opens.
+ */
+export async function leaseDueWithAttempts(
   q: Queryable,
   args: { now: Date; leaseUntil: Date; leaseToken: string; limit: number },
-): Promise<LeasedEventRow[]> {
-  return q.query<LeasedEventRow>(
+): Promise<(LeasedEventRow & { attemptId: string })[]> {
+  return q.query<LeasedEventRow & { attemptId: string }>(
     `WITH due AS (
        SELECT event_id FROM events
         WHERE status = 'PENDING' AND next_attempt_at <= $1
@@ -110,12 +112,21 @@ export async function leaseDue(
               delivery_started_at = COALESCE(e.delivery_started_at, $1)
          FROM due WHERE e.event_id = due.event_id
        RETURNING e.*
+     ), abandoned AS (
+       UPDATE event_attempts a SET outcome = 'LEASE_EXPIRED', finished_at = $1,
+              error = 'the worker holding this attempt stopped before recording an answer; the lease ran out'
+         FROM leased l WHERE a.event_id = l.event_id AND a.outcome = 'IN_FLIGHT'
+     ), opened AS (
+       INSERT INTO event_attempts (attempt_id, event_id, attempt_no, started_at, outcome)
+       SELECT 'ea' || substr(md5(l.event_id || ':' || l.attempts || ':' || $3), 1, 18), l.event_id, l.attempts, $1, 'IN_FLIGHT'
+         FROM leased l
+       RETURNING attempt_id, event_id
      )
      SELECT l.event_id AS "eventId", l.partner_id AS "partnerId", l.event_type AS "eventType",
             l.business_id AS "businessId", l.sequence::text AS "sequence", l.payload, l.create_time AS "createTime",
             l.attempts AS "attemptNo", l.delivery_attempts AS "deliveryAttempt",
-            l.delivery_started_at AS "deliveryStartedAt", l.lease_token AS "leaseToken"
-       FROM leased l`,
+            l.delivery_started_at AS "deliveryStartedAt", l.lease_token AS "leaseToken", o.attempt_id AS "attemptId"
+       FROM leased l JOIN opened o ON o.event_id = l.event_id`,
     [args.now, args.leaseUntil, args.leaseToken, args.limit],
   );
 }

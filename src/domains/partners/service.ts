@@ -12,7 +12,7 @@ import type { Mailer } from '../../platform/mail.ts';
 import { partnerSecretContext, type PartnerCache } from './authenticate.ts';
 import { assertCallbackUrlAllowed } from '../../platform/http/ssrf.ts';
 import {
-  findValidWebhookSecrets, rotateWebhookSecretRows,
+  findValidWebhookSecrets, findWebhookTargets, rotateWebhookSecretRows,
   consumeCredentialLink, deleteNoncesBefore, findCredentialLinkForUpdate, findPartnerById, findPartnersByIds, insertCredentialLink, insertPartner,
   setPartnerCredentials, setPartnerTimeZone, updatePartnerSettings, type IpWhitelist, type Partner,
 } from './store.ts';
@@ -319,11 +319,21 @@ export async function webhookSecretStatus(deps: Pick<PartnerDeps, 'db' | 'clock'
   };
 }
 
-/** Sealed valid webhook secrets per partner, newest first (the delivery worker signs with each). */
-export async function webhookSecretsOf(q: Queryable, partnerIds: string[], now: Date): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>();
-  for (const row of await findValidWebhookSecrets(q, [...new Set(partnerIds)], now)) {
-    out.set(row.partnerId, [...(out.get(row.partnerId) ?? []), row.secretEnc]);
-  }
-  return out;
+/** What the delivery worker signs and dials with, per partner (status, credentials, webhook_url, webhook whitelist, valid webhook secrets newest first). */
+export interface WebhookTarget {
+  partnerStatus: string;
+  apiKey: string | null;
+  secretKeyEnc: string | null;
+  webhookUrl: string | null;
+  webhookSecretsEnc: string[];
+  webhookWhitelist: string[];
+}
+
+/** The webhook targets of these partners, read in one statement (issue 34: one round trip per delivery batch). */
+export async function webhookTargetsOf(q: Queryable, partnerIds: string[], now: Date): Promise<Map<string, WebhookTarget>> {
+  const rows = await findWebhookTargets(q, [...new Set(partnerIds)], now);
+  return new Map(rows.map((r) => [r.partnerId, {
+    partnerStatus: r.status, apiKey: r.apiKey, secretKeyEnc: r.secretKeyEnc, webhookUrl: r.webhookUrl,
+    webhookSecretsEnc: r.webhookSecretsEnc ?? [], webhookWhitelist: r.ipWhitelist?.webhook ?? [],
+  }]));
 }

@@ -189,6 +189,31 @@ export interface WebhookSecretRow {
   expiresAt: Date | null;
 }
 
+/** What the webhook delivery worker needs of a partner, its valid webhook secrets included (newest first). */
+export interface WebhookTargetRow {
+  partnerId: string;
+  status: string;
+  apiKey: string | null;
+  secretKeyEnc: string | null;
+  webhookUrl: string | null;
+  ipWhitelist: { webhook?: string[] } | null;
+  webhookSecretsEnc: string[];
+}
+
+/** The delivery settings of these partners and their secrets valid at `now`, in one statement (issue 34). */
+export async function findWebhookTargets(q: Queryable, partnerIds: string[], now: Date): Promise<WebhookTargetRow[]> {
+  if (partnerIds.length === 0) return [];
+  return q.query<WebhookTargetRow>(
+    `SELECT p.partner_id AS "partnerId", p.status, p.api_key AS "apiKey", p.secret_key_enc AS "secretKeyEnc",
+            p.webhook_url AS "webhookUrl", p.ip_whitelist AS "ipWhitelist",
+            ARRAY(SELECT s.secret_enc FROM partner_webhook_secrets s
+                   WHERE s.partner_id = p.partner_id AND (s.expires_at IS NULL OR s.expires_at > $2)
+                   ORDER BY s.created_at DESC, s.secret_id DESC) AS "webhookSecretsEnc"
+       FROM partners p WHERE p.partner_id = ANY($1::text[])`,
+    [partnerIds, now],
+  );
+}
+
 /** Secrets still valid at `now` of these partners, newest first. */
 export async function findValidWebhookSecrets(q: Queryable, partnerIds: string[], now: Date): Promise<WebhookSecretRow[]> {
   if (partnerIds.length === 0) return [];

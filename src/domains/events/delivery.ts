@@ -153,8 +153,15 @@ async function claimDueEvents(q: Queryable, lease: Lease): Promise<LeasedEvent[]
   const targets = await webhookTargetsOf(q, rows.map((r) => r.partnerId), lease.now);
   return rows.map((row): LeasedEvent => {
     const target = targets.get(row.partnerId);
-    invariant(target, `event ${row.eventId} belongs to an existing partner`);
-    return { ...row, startedAt: lease.now, ...target };
+    if (!target) invariant(false, `event ${row.eventId} belongs to an existing partner`);
+    // Spelled out, not spread: two spreads per event were a measurable share of a run's CPU (issue 34).
+    return {
+      eventId: row.eventId, partnerId: row.partnerId, eventType: row.eventType, businessId: row.businessId, sequence: row.sequence,
+      payload: row.payload, createTime: row.createTime, attemptNo: row.attemptNo, deliveryAttempt: row.deliveryAttempt,
+      deliveryStartedAt: row.deliveryStartedAt, leaseToken: row.leaseToken, attemptId: row.attemptId, startedAt: lease.now,
+      partnerStatus: target.partnerStatus, apiKey: target.apiKey, secretKeyEnc: target.secretKeyEnc, webhookUrl: target.webhookUrl,
+      webhookSecretsEnc: target.webhookSecretsEnc, webhookWhitelist: target.webhookWhitelist,
+    };
   });
 }
 

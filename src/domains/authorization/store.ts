@@ -321,7 +321,8 @@ export async function updateAuthorization(
   },
 ): Promise<string> {
   await q.query(
-    `UPDATE card_transactions SET status = $2, hold_amount = $3::numeric,
+    // $2 is text (status is a domain over text, migration 154): one type for the SET and the CASE below.
+    `UPDATE card_transactions SET status = $2::text, hold_amount = $3::numeric,
             funds_hold = CASE WHEN funds_rate IS NULL THEN NULL ELSE COALESCE($8::numeric, funds_hold) END,
             posted_transaction_id = COALESCE($4, posted_transaction_id), updated_at = $5,
             outstanding_transaction_id = CASE WHEN $2 = 'DECLINED' THEN NULL ELSE outstanding_transaction_id END,

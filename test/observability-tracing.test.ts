@@ -1,14 +1,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
+import http, { type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { SignedHttpClient, type CardTransaction } from '../sdk/index.ts';
 import { deliverDueEvents } from '../src/domains/events/testing.ts';
-import { startTracing, type TracingHandle } from '../src/platform/tracing.ts';
+import { endServerSpan, inRequestTrace, startServerSpan, startTracing, traceIdOf, type TracingHandle } from '../src/platform/tracing.ts';
 import { WorkerSpanProcessor } from '../src/platform/tracing-sdk.ts';
 import { joinableFormat, SerializingSpanProcessor } from '../src/platform/tracing-export.ts';
-import { createTraceState, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, createContextKey, createTraceState, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resources, tracing } from '@opentelemetry/sdk-node';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
@@ -93,6 +93,38 @@ describe('OpenTelemetry traces (issue 27)', () => {
     await tracing?.shutdown();
     await receiver.close();
     await closeTestDatabase();
+  });
+
+  it('a request\'s context: the caller\'s trace or a new one, its baggage, its SERVER span active in the handler', () => {
+    const key = createContextKey('issue 27 test');
+    const caller = randomBytes(16).toString('hex');
+    const requests = [
+      { headers: {} },
+      { headers: { baggage: 'app.test=yes' } },
+      { headers: { traceparent: `00-${caller}-${randomBytes(8).toString('hex')}-01` } },
+    ].map(({ headers }) => ({ url: '/open-api/test', method: 'GET', headers }) as unknown as IncomingMessage);
+    const ids = requests.map((req) => {
+      startServerSpan(req);
+      const traceId = traceIdOf(req);
+      assert.match(traceId ?? '', /^[0-9a-f]{32}$/);
+      inRequestTrace(req, () => {
+        const active = context.active();
+        const server = trace.getSpan(active);
+        assert.equal(server?.spanContext().traceId, traceId);
+        // Values set on the request's context keep its span; other keys are read through to its parent.
+        const derived = active.setValue(key, 1);
+        assert.equal(derived.getValue(key), 1);
+        assert.equal(trace.getSpan(derived), server);
+        assert.equal(trace.getSpan(derived.deleteValue(key)), server);
+        assert.equal(active.getValue(key), undefined);
+        assert.equal(propagation.getBaggage(active)?.getEntry('app.test')?.value, req.headers.baggage ? 'yes' : undefined);
+      });
+      endServerSpan(req, '/open-api/test', 200);
+      return traceId;
+    });
+    assert.equal(ids[2], caller, 'the caller\'s trace is continued');
+    assert.notEqual(ids[0], ids[1]);
+    assert.ok(!ids.slice(0, 2).includes(caller));
   });
 
   it('one signed authorization with forwarding is one trace continuing the caller\'s, and the partner request carries traceparent', async () => {

@@ -1,14 +1,15 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
+import http, { type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { SignedHttpClient, type CardTransaction } from '../sdk/index.ts';
 import { deliverDueEvents } from '../src/domains/events/testing.ts';
-import { startTracing, type TracingHandle } from '../src/platform/tracing.ts';
+import { endServerSpan, inRequestTrace, startServerSpan, startTracing, traceIdOf, type TracingHandle } from '../src/platform/tracing.ts';
 import { WorkerSpanProcessor } from '../src/platform/tracing-sdk.ts';
 import { joinableFormat, SerializingSpanProcessor } from '../src/platform/tracing-export.ts';
-import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { context, createContextKey, createTraceState, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resources, tracing } from '@opentelemetry/sdk-node';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { fundedCard, purchase, type SpendWorld } from './helpers/authorization.ts';
@@ -92,6 +93,38 @@ describe('OpenTelemetry traces (issue 27)', () => {
     await tracing?.shutdown();
     await receiver.close();
     await closeTestDatabase();
+  });
+
+  it('a request\'s context: the caller\'s trace or a new one, its baggage, its SERVER span active in the handler', () => {
+    const key = createContextKey('issue 27 test');
+    const caller = randomBytes(16).toString('hex');
+    const requests = [
+      { headers: {} },
+      { headers: { baggage: 'app.test=yes' } },
+      { headers: { traceparent: `00-${caller}-${randomBytes(8).toString('hex')}-01` } },
+    ].map(({ headers }) => ({ url: '/open-api/test', method: 'GET', headers }) as unknown as IncomingMessage);
+    const ids = requests.map((req) => {
+      startServerSpan(req);
+      const traceId = traceIdOf(req);
+      assert.match(traceId ?? '', /^[0-9a-f]{32}$/);
+      inRequestTrace(req, () => {
+        const active = context.active();
+        const server = trace.getSpan(active);
+        assert.equal(server?.spanContext().traceId, traceId);
+        // Values set on the request's context keep its span; other keys are read through to its parent.
+        const derived = active.setValue(key, 1);
+        assert.equal(derived.getValue(key), 1);
+        assert.equal(trace.getSpan(derived), server);
+        assert.equal(trace.getSpan(derived.deleteValue(key)), server);
+        assert.equal(active.getValue(key), undefined);
+        assert.equal(propagation.getBaggage(active)?.getEntry('app.test')?.value, req.headers.baggage ? 'yes' : undefined);
+      });
+      endServerSpan(req, '/open-api/test', 200);
+      return traceId;
+    });
+    assert.equal(ids[2], caller, 'the caller\'s trace is continued');
+    assert.notEqual(ids[0], ids[1]);
+    assert.ok(!ids.slice(0, 2).includes(caller));
   });
 
   it('one signed authorization with forwarding is one trace continuing the caller\'s, and the partner request carries traceparent', async () => {
@@ -252,5 +285,52 @@ describe('OTLP export from the worker thread (issue 27)', () => {
     const spans = bodies.flatMap((body) => sub(body, 1).flatMap((rs) => sub(rs, 2).flatMap((ss) => sub(ss, 2))));
     assert.equal(spans.filter((s) => sub(s, 13).length === 1).length, 4);
     assert.equal(spans.filter((s) => sub(s, 11).length === 1).length, 1);
+  });
+});
+
+/**
+ * Issue 27 bench: the main thread posts each span as a compact record (an array; scope and resource
+ * by id). The worker's export request must be byte for byte what the SDK's own serializer makes of
+ * the same spans: every field survives the record, and the spans of one scope share one ScopeSpans.
+ */
+describe('compact span record to the export worker (issue 27)', () => {
+  it('http/protobuf: the worker sends the bytes the SDK serializer makes of the same spans', async () => {
+    const bodies: Buffer[] = [];
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => { bodies.push(Buffer.concat(chunks)); res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(); });
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const processor = new WorkerSpanProcessor({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }, {
+      contentType: 'application/x-protobuf', chunkSize: 3, maxExportBatchSize: 6, scheduledDelayMs: 60_000, maxQueueSize: 100,
+    });
+    const ended: tracing.ReadableSpan[] = [];
+    const collector: tracing.SpanProcessor = { onStart() {}, onEnd: (span) => { ended.push(span); }, forceFlush: async () => {}, shutdown: async () => {} };
+    const provider = new tracing.BasicTracerProvider({ spanProcessors: [collector, processor], resource: resources.resourceFromAttributes({ 'service.name': 'record-test' }) });
+    const tracer = provider.getTracer('record', '1.2.3');
+    const other = provider.getTracer('other');
+    const caller = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1, isRemote: true, traceState: createTraceState('vendor=abc'),
+    });
+    const server1 = tracer.startSpan('GET /x', { kind: SpanKind.SERVER, attributes: { 'http.request.method': 'GET', 'app.n': 7, 'app.ok': true, 'app.list': ['a', 'b'] } }, caller);
+    const inner = tracer.startSpan('step', undefined, trace.setSpan(caller, server1));
+    inner.addEvent('noted', { 'app.note': 'x' });
+    inner.setStatus({ code: SpanStatusCode.ERROR, message: 'broken' });
+    inner.end();
+    server1.setStatus({ code: SpanStatusCode.OK });
+    server1.end();
+    other.startSpan('linked', { links: [{ context: server1.spanContext(), attributes: { 'app.link': 1 } }] }, ROOT_CONTEXT).end();
+    for (let i = 0; i < 3; i++) tracer.startSpan(`plain-${i}`, { kind: SpanKind.CLIENT }, ROOT_CONTEXT).end();
+    await processor.forceFlush();
+    await provider.shutdown();
+    server.close();
+    assert.equal(ended.length, 6);
+    const expected = Buffer.concat([ended.slice(0, 3), ended.slice(3)].map((chunk) => ProtobufTraceSerializer.serializeRequest(chunk)!));
+    assert.equal(Buffer.concat(bodies).toString('hex'), expected.toString('hex'));
+    // The three plain spans of one scope in one ScopeSpans: ResourceSpans (1) > ScopeSpans (2) > Span (2).
+    const perScope = sub(bodies.at(-1)!, 1).flatMap((rs) => sub(rs, 2).map((ss) => sub(ss, 2).length));
+    assert.deepEqual(perScope.slice(-1), [3]);
   });
 });

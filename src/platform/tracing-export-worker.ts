@@ -18,30 +18,41 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { HrTime, Link, SpanContext, SpanStatus, TraceState } from '@opentelemetry/api';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import type { tracing } from '@opentelemetry/sdk-node';
-import { JSON_FORMAT, PROTOBUF, SerializingSpanProcessor, type SerializedBatch, type SerializingProcessorOptions } from './tracing-export.ts';
+import { JSON_FORMAT, PROTOBUF, SerializingSpanProcessor, WIRE_REMOTE_PARENT, type SerializedBatch, type SerializingProcessorOptions } from './tracing-export.ts';
 
-/** What the main thread posts of an ended span: its data, structured-clonable. */
-export interface WireSpan {
-  name: string;
-  kind: number;
-  traceId: string;
-  spanId: string;
-  traceFlags: number;
+/**
+ * What the main thread posts of an ended span: its data in a compact record, structured-clonable
+ * (an array: the structured copy writes no field names; times as numbers; the scope and resource by
+ * id; the parts a span of this service rarely has in `rest`, absent when none is set).
+ */
+export type WireSpan = [
+  name: string,
+  kind: number,
+  traceId: string,
+  spanId: string,
+  parentSpanId: string | undefined,
+  /** The trace flags, with WIRE_REMOTE_PARENT when the parent is remote. */
+  flags: number,
+  startSeconds: number,
+  startNanos: number,
+  endSeconds: number,
+  endNanos: number,
+  statusCode: number,
+  statusMessage: string | undefined,
+  attributes: tracing.ReadableSpan['attributes'],
+  /** The ids of its scope and its resource, defined in this message or an earlier one. */
+  scope: number,
+  resource: number,
+  rest: WireRest | undefined,
+];
+
+export interface WireRest {
   traceState: string | undefined;
-  parentSpanId: string | undefined;
-  parentIsRemote: boolean | undefined;
-  startTime: HrTime;
-  endTime: HrTime;
-  attributes: tracing.ReadableSpan['attributes'];
   droppedAttributesCount: number;
   events: tracing.ReadableSpan['events'];
   droppedEventsCount: number;
   links: WireLink[];
   droppedLinksCount: number;
-  status: SpanStatus;
-  scope: tracing.ReadableSpan['instrumentationScope'];
-  /** The id of its resource, defined in this message or an earlier one. */
-  resource: number;
 }
 
 export interface WireLink {
@@ -54,6 +65,14 @@ export interface WireLink {
   droppedAttributesCount: number | undefined;
 }
 
+/** An instrumentation scope the main thread's spans refer to by id. */
+export interface WireScope {
+  id: number;
+  name: string;
+  version: string | undefined;
+  schemaUrl: string | undefined;
+}
+
 /** A resource the main thread's spans refer to by id (its attributes settled). */
 export interface WireResource {
   id: number;
@@ -63,6 +82,7 @@ export interface WireResource {
 
 export interface WorkerMessage {
   resources?: WireResource[];
+  scopes?: WireScope[];
   spans: WireSpan[];
   /** Export everything now and answer `{ flushed }` with this id. */
   flush?: number;
@@ -86,42 +106,53 @@ class SerializedTraceState {
 
 const traceState = (text: string | undefined) => (text === undefined ? undefined : (new SerializedTraceState(text) as unknown as TraceState));
 
+const NO_EVENTS: tracing.ReadableSpan['events'] = [];
+const NO_LINKS: Link[] = [];
+
 /** A span as the OTLP serializers read it (the fields of `ReadableSpan` they use). */
 class ExportedSpan {
   readonly name: string;
   readonly kind: number;
-  readonly parentSpanContext: { spanId: string; isRemote: boolean | undefined } | undefined;
+  readonly parentSpanContext: { spanId: string; isRemote: boolean } | undefined;
   readonly startTime: HrTime;
   readonly endTime: HrTime;
-  readonly attributes: WireSpan['attributes'];
+  readonly attributes: tracing.ReadableSpan['attributes'];
   readonly droppedAttributesCount: number;
-  readonly events: WireSpan['events'];
+  readonly events: tracing.ReadableSpan['events'];
   readonly droppedEventsCount: number;
   readonly links: Link[];
   readonly droppedLinksCount: number;
   readonly status: SpanStatus;
-  readonly instrumentationScope: WireSpan['scope'];
   private readonly context: SpanContext;
 
-  constructor(span: WireSpan, readonly resource: unknown) {
-    this.name = span.name;
-    this.kind = span.kind;
-    this.context = { traceId: span.traceId, spanId: span.spanId, traceFlags: span.traceFlags, traceState: traceState(span.traceState) };
-    this.parentSpanContext = span.parentSpanId === undefined ? undefined : { spanId: span.parentSpanId, isRemote: span.parentIsRemote };
-    this.startTime = span.startTime;
-    this.endTime = span.endTime;
-    this.attributes = span.attributes;
-    this.droppedAttributesCount = span.droppedAttributesCount;
-    this.events = span.events;
-    this.droppedEventsCount = span.droppedEventsCount;
-    this.links = span.links.map((link) => ({
-      context: { traceId: link.traceId, spanId: link.spanId, traceFlags: link.traceFlags, isRemote: link.isRemote, traceState: traceState(link.traceState) },
-      attributes: link.attributes,
-      droppedAttributesCount: link.droppedAttributesCount,
-    }));
-    this.droppedLinksCount = span.droppedLinksCount;
-    this.status = span.status;
-    this.instrumentationScope = span.scope;
+  constructor(span: WireSpan, readonly instrumentationScope: unknown, readonly resource: unknown) {
+    const flags = span[5];
+    const rest = span[15];
+    this.name = span[0];
+    this.kind = span[1];
+    this.context = { traceId: span[2], spanId: span[3], traceFlags: flags & 0xff, traceState: traceState(rest?.traceState) };
+    this.parentSpanContext = span[4] === undefined ? undefined : { spanId: span[4], isRemote: (flags & WIRE_REMOTE_PARENT) !== 0 };
+    this.startTime = [span[6], span[7]];
+    this.endTime = [span[8], span[9]];
+    this.status = span[11] === undefined ? { code: span[10] } : { code: span[10], message: span[11] };
+    this.attributes = span[12];
+    if (rest === undefined) {
+      this.droppedAttributesCount = 0;
+      this.events = NO_EVENTS;
+      this.droppedEventsCount = 0;
+      this.links = NO_LINKS;
+      this.droppedLinksCount = 0;
+    } else {
+      this.droppedAttributesCount = rest.droppedAttributesCount;
+      this.events = rest.events;
+      this.droppedEventsCount = rest.droppedEventsCount;
+      this.links = rest.links.map((link) => ({
+        context: { traceId: link.traceId, spanId: link.spanId, traceFlags: link.traceFlags, isRemote: link.isRemote, traceState: traceState(link.traceState) },
+        attributes: link.attributes,
+        droppedAttributesCount: link.droppedAttributesCount,
+      }));
+      this.droppedLinksCount = rest.droppedLinksCount;
+    }
   }
 
   spanContext(): SpanContext {
@@ -145,9 +176,12 @@ if (parentPort) {
   }), options);
   /** Resources by id; one object each, as the serializers group spans by resource identity. */
   const resources = new Map<number, { attributes: WireResource['attributes']; schemaUrl: string | undefined }>();
+  /** Scopes by id, likewise (the serializers group a resource's spans by scope identity). */
+  const scopes = new Map<number, { name: string; version: string | undefined; schemaUrl: string | undefined }>();
   port.on('message', (message: WorkerMessage) => {
     for (const r of message.resources ?? []) resources.set(r.id, { attributes: r.attributes, schemaUrl: r.schemaUrl });
-    for (const span of message.spans) processor.onEnd(new ExportedSpan(span, resources.get(span.resource)) as unknown as tracing.ReadableSpan);
+    for (const s of message.scopes ?? []) scopes.set(s.id, { name: s.name, version: s.version, schemaUrl: s.schemaUrl });
+    for (const span of message.spans) processor.onEnd(new ExportedSpan(span, scopes.get(span[13]), resources.get(span[14])) as unknown as tracing.ReadableSpan);
     if (message.flush !== undefined) {
       const flushed = message.flush;
       void processor.forceFlush().finally(() => port.postMessage({ flushed } satisfies WorkerAnswer));

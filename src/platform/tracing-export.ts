@@ -166,6 +166,9 @@ export function joinableFormat(env: NodeJS.ProcessEnv): JoinableFormat | null {
   return null;
 }
 
+/** In a posted span's flags (WireSpan): its parent came from another process (a caller's traceparent). */
+export const WIRE_REMOTE_PARENT = 0x100;
+
 export function positiveInteger(value: string | undefined, fallback: number): number {
   const n = Number(value);
   return Number.isInteger(n) && n > 0 ? n : fallback;

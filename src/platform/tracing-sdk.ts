@@ -10,12 +10,12 @@
  * SQL spans (tracing.ts), because the http, Fastify and pg instrumentations cost 60-70 % of the
  * throughput of a signed request (issue 27 bench, docs/observability.md "Cost").
  */
-import { diag, ROOT_CONTEXT, TraceFlags, type Context, type ContextManager } from '@opentelemetry/api';
+import { diag, ROOT_CONTEXT, TraceFlags, type Context, type ContextManager, type SpanContext } from '@opentelemetry/api';
 import { NodeSDK, type tracing } from '@opentelemetry/sdk-node';
 import { Worker } from 'node:worker_threads';
 import type { TracingHandle } from './tracing.ts';
-import { joinableFormat, positiveInteger, type JoinableFormat } from './tracing-export.ts';
-import type { ExportWorkerData, WireSpan, WorkerAnswer, WorkerMessage } from './tracing-export-worker.ts';
+import { joinableFormat, positiveInteger, WIRE_REMOTE_PARENT, type JoinableFormat } from './tracing-export.ts';
+import type { ExportWorkerData, WireRest, WireScope, WireSpan, WorkerAnswer, WorkerMessage } from './tracing-export-worker.ts';
 
 /**
  * A context manager without async hooks: a context is active while a function runs synchronously
@@ -75,6 +75,9 @@ export class WorkerSpanProcessor implements tracing.SpanProcessor {
   private settling: Promise<void> | null = null;
   private readonly resourceIds = new WeakMap<object, number>();
   private newResources: { id: number; resource: tracing.ReadableSpan['resource'] }[] = [];
+  /** Instrumentation scopes by id, like resources: one object each in the worker, so its serializer groups their spans. */
+  private readonly scopeIds = new WeakMap<object, number>();
+  private newScopes: WireScope[] = [];
   private readonly flushes = new Map<number, () => void>();
   private nextId = 1;
 
@@ -109,35 +112,30 @@ export class WorkerSpanProcessor implements tracing.SpanProcessor {
       this.resourceIds.set(span.resource, resource);
       this.newResources.push({ id: resource, resource: span.resource });
     }
-    this.pending.push({
-      name: span.name,
-      kind: span.kind,
-      traceId: context.traceId,
-      spanId: context.spanId,
-      traceFlags: context.traceFlags,
-      traceState: context.traceState?.serialize(),
-      parentSpanId: span.parentSpanContext?.spanId,
-      parentIsRemote: span.parentSpanContext?.isRemote,
-      startTime: span.startTime,
-      endTime: span.endTime,
-      attributes: span.attributes,
-      droppedAttributesCount: span.droppedAttributesCount,
-      events: span.events,
-      droppedEventsCount: span.droppedEventsCount,
-      links: span.links.length === 0 ? [] : span.links.map((link) => ({
-        traceId: link.context.traceId,
-        spanId: link.context.spanId,
-        traceFlags: link.context.traceFlags,
-        isRemote: link.context.isRemote,
-        traceState: link.context.traceState?.serialize(),
-        attributes: link.attributes,
-        droppedAttributesCount: link.droppedAttributesCount,
-      })),
-      droppedLinksCount: span.droppedLinksCount,
-      status: span.status,
-      scope: span.instrumentationScope,
+    const scope = span.instrumentationScope;
+    let scopeId = this.scopeIds.get(scope);
+    if (scopeId === undefined) {
+      scopeId = this.nextId++;
+      this.scopeIds.set(scope, scopeId);
+      this.newScopes.push({ id: scopeId, name: scope.name, version: scope.version, schemaUrl: scope.schemaUrl });
+    }
+    const parent = span.parentSpanContext;
+    const { startTime, endTime, status } = span;
+    this.pending.push([
+      span.name,
+      span.kind,
+      context.traceId,
+      context.spanId,
+      parent?.spanId,
+      parent?.isRemote ? context.traceFlags | WIRE_REMOTE_PARENT : context.traceFlags,
+      startTime[0], startTime[1], endTime[0], endTime[1],
+      status.code,
+      status.message,
+      span.attributes,
+      scopeId,
       resource,
-    });
+      wireRest(span, context),
+    ]);
     if (this.pending.length >= this.chunkSize) this.post();
     else if (this.timer === undefined) {
       this.timer = setTimeout(() => this.post(), POST_DELAY_MS);
@@ -153,8 +151,11 @@ export class WorkerSpanProcessor implements tracing.SpanProcessor {
     this.pending = [];
     const defined = this.newResources;
     this.newResources = [];
+    const scopes = this.newScopes;
+    this.newScopes = [];
     const send = () => {
       const message: WorkerMessage = { spans, flush };
+      if (scopes.length > 0) message.scopes = scopes;
       if (defined.length > 0) message.resources = defined.map(({ id, resource }) => ({ id, attributes: resource.attributes, schemaUrl: resource.schemaUrl }));
       this.worker.postMessage(message);
     };
@@ -183,6 +184,32 @@ export class WorkerSpanProcessor implements tracing.SpanProcessor {
     await this.forceFlush();
     await this.worker.terminate();
   }
+}
+
+/**
+ * The rarely set parts of a span (trace state, events, links, dropped counts), posted only when one is
+ * set: a SERVER or SQL span of this service has none.
+ */
+function wireRest(span: tracing.ReadableSpan, context: SpanContext): WireRest | undefined {
+  const traceState = context.traceState?.serialize();
+  if (!traceState && span.events.length === 0 && span.links.length === 0 && span.droppedAttributesCount === 0
+    && span.droppedEventsCount === 0 && span.droppedLinksCount === 0) return undefined;
+  return {
+    traceState,
+    droppedAttributesCount: span.droppedAttributesCount,
+    events: span.events,
+    droppedEventsCount: span.droppedEventsCount,
+    links: span.links.map((link) => ({
+      traceId: link.context.traceId,
+      spanId: link.context.spanId,
+      traceFlags: link.context.traceFlags,
+      isRemote: link.context.isRemote,
+      traceState: link.context.traceState?.serialize(),
+      attributes: link.attributes,
+      droppedAttributesCount: link.droppedAttributesCount,
+    })),
+    droppedLinksCount: span.droppedLinksCount,
+  };
 }
 
 /** Longest wait of an ended span on the main thread before it is posted to the export worker. */

@@ -51,7 +51,40 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promis
   api = await import('@opentelemetry/api');
   tracer = api.trace.getTracer('card-issuing-service');
   serverSpanOptions = { kind: api.SpanKind.SERVER };
+  spanKey = spanContextKey(api);
+  propagationFields = api.propagation.fields().map((field) => field.toLowerCase());
   return handle;
+}
+
+/** The API's context key of the active span (it does not export it): read off a `getSpan` call. */
+function spanContextKey(otel: Api): symbol {
+  let key: symbol | undefined;
+  otel.trace.getSpan({ getValue: (k: symbol) => { key = k; }, setValue: () => otel.ROOT_CONTEXT, deleteValue: () => otel.ROOT_CONTEXT });
+  if (!key) throw new Error('OpenTelemetry API: no span context key');
+  return key;
+}
+
+let spanKey: symbol | null = null;
+
+/**
+ * A request's context: its parent's values and its SERVER span, as `trace.setSpan(parent, span)` makes
+ * it, without the copy of the parent's values the API's context makes at once (a Map and three
+ * closures per request, issue 27 bench); derived contexts are the API's own.
+ */
+class RequestContext implements OtelApi.Context {
+  constructor(private readonly parent: OtelApi.Context, private readonly span: OtelApi.Span) {}
+
+  getValue(key: symbol): unknown {
+    return key === spanKey ? this.span : this.parent.getValue(key);
+  }
+
+  setValue(key: symbol, value: unknown): OtelApi.Context {
+    return this.parent.setValue(spanKey!, this.span).setValue(key, value);
+  }
+
+  deleteValue(key: symbol): OtelApi.Context {
+    return this.parent.setValue(spanKey!, this.span).deleteValue(key);
+  }
 }
 
 /** What a business step may note on its span: outcomes and codes, never card data or amounts. */
@@ -132,6 +165,14 @@ interface ServerTrace {
 
 type TracedRequest = IncomingMessage & { [SERVER_TRACE]?: ServerTrace };
 
+/** The headers the configured propagators read (OTEL_PROPAGATORS; W3C trace context and baggage by default), lower case. */
+let propagationFields: readonly string[] = [];
+
+function carriesPropagation(headers: IncomingMessage['headers']): boolean {
+  for (const field of propagationFields) if (headers[field] !== undefined) return true;
+  return false;
+}
+
 function pathOf(url: string): string {
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
@@ -148,7 +189,9 @@ export function startServerSpan(req: IncomingMessage): void {
   if (UNTRACED_PATHS.has(path)) return;
   const otel = api!;
   const method = req.method ?? 'GET';
-  const parent = otel.propagation.extract(otel.ROOT_CONTEXT, req.headers);
+  // A request without any header the propagators read (`traceparent`, `baggage` by default) starts a trace.
+  const { headers } = req;
+  const parent = carriesPropagation(headers) ? otel.propagation.extract(otel.ROOT_CONTEXT, headers) : otel.ROOT_CONTEXT;
   // The request attributes are set once the sampler has decided, on a recorded span only: the SDK
   // copies and checks start attributes before its sampler runs, for every request (issue 27 bench).
   // The samplers the OTEL_* variables configure do not read attributes.
@@ -179,7 +222,7 @@ export function endServerSpan(req: IncomingMessage, route: string | undefined, s
 export function inRequestTrace<T>(req: IncomingMessage, fn: () => T): T {
   const trace = (req as TracedRequest)[SERVER_TRACE];
   if (!trace || !api) return fn();
-  trace.context ??= api.trace.setSpan(trace.parent, trace.span);
+  trace.context ??= new RequestContext(trace.parent, trace.span);
   return api.context.with(trace.context, fn);
 }
 

@@ -1,6 +1,7 @@
 import type { EventStatus } from '../../../sdk/contract/events.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import type { AttemptOutcome } from './webhook-http.ts';
+import type { WebhookTarget } from '../partners/index.ts';
 
 /** PENDING, DELIVERED or FAILED: a wire value, defined by the contract. */
 export type { EventStatus };
@@ -38,17 +39,6 @@ export interface LeasedEvent extends LeasedEventRow, WebhookTarget {
   startedAt: Date;
 }
 
-/** The partner's webhook settings as they are at lease time (read through the partners domain). */
-export interface WebhookTarget {
-  partnerStatus: string;
-  apiKey: string | null;
-  secretKeyEnc: string | null;
-  webhookUrl: string | null;
-  /** The partner's valid webhook signing secrets, sealed, newest first (issue 14); empty when none. */
-  webhookSecretsEnc: string[];
-  /** 5.5, D56: the partner's webhook IP whitelist; the address dialled must be on it. */
-  webhookWhitelist: string[];
-}
 
 /** The event row as the lease statement returns it. */
 export interface LeasedEventRow {

@@ -7,5 +7,5 @@ export { partnerRoutes } from './routes.ts';
 export { newReplayGuard, throwUnlessNew, PartnerAuthenticator, PartnerCache, type ReplayGuard, revealPartnerSecret } from './authenticate.ts';
 export {
   partnerExists, partnersByIds, partnerView, sweepReplayStore, revealWebhookSecret, rotateWebhookSecret, webhookSecretStatus,
-  webhookTargetsOf, WEBHOOK_SECRET_DEFAULT_OVERLAP_S,
+  webhookTargetsOf, WEBHOOK_SECRET_DEFAULT_OVERLAP_S, type WebhookTarget,
 } from './service.ts';

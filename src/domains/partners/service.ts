@@ -325,7 +325,9 @@ export interface WebhookTarget {
   apiKey: string | null;
   secretKeyEnc: string | null;
   webhookUrl: string | null;
+  /** The partner's valid webhook signing secrets, sealed, newest first (issue 14); empty when none. */
   webhookSecretsEnc: string[];
+  /** 5.5, D56: the partner's webhook IP whitelist; the address dialled must be on it. */
   webhookWhitelist: string[];
 }
 

@@ -247,20 +247,25 @@ describe('OTLP export of serialized chunks (issue 27)', () => {
   }
 });
 
+/** A test OTLP/HTTP receiver answering 200 to every protobuf export; the request bodies as they came. */
+async function protobufReceiver(): Promise<{ bodies: Buffer[]; server: http.Server; endpoint: string }> {
+  const bodies: Buffer[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => { bodies.push(Buffer.concat(chunks)); res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(); });
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  return { bodies, server, endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
 /**
  * Issue 27 bench: the OTLP/HTTP protobuf export runs on a worker thread; the spans' data is posted
  * to it (links, events, trace state and the resource included) and arrives at the collector.
  */
 describe('OTLP export from the worker thread (issue 27)', () => {
   it('http/protobuf: every span reaches the receiver, with its resource, through the worker', async () => {
-    const bodies: Buffer[] = [];
-    const server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => { bodies.push(Buffer.concat(chunks)); res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(); });
-    });
-    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const { bodies, server, endpoint } = await protobufReceiver();
     const processor = new WorkerSpanProcessor({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }, {
       contentType: 'application/x-protobuf', chunkSize: 2, maxExportBatchSize: 4, scheduledDelayMs: 60_000, maxQueueSize: 100,
     });
@@ -295,14 +300,7 @@ describe('OTLP export from the worker thread (issue 27)', () => {
  */
 describe('compact span record to the export worker (issue 27)', () => {
   it('http/protobuf: the worker sends the bytes the SDK serializer makes of the same spans', async () => {
-    const bodies: Buffer[] = [];
-    const server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => { bodies.push(Buffer.concat(chunks)); res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(); });
-    });
-    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const { bodies, server, endpoint } = await protobufReceiver();
     const processor = new WorkerSpanProcessor({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }, {
       contentType: 'application/x-protobuf', chunkSize: 3, maxExportBatchSize: 6, scheduledDelayMs: 60_000, maxQueueSize: 100,
     });

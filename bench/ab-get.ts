@@ -3,7 +3,7 @@
  * different builds) on one PostgreSQL database, loaded in alternating rounds like the signed-get
  * scenario (autocannon, 50 connections), each line with the machine's and the service's CPU per
  * request (BENCH_ROUNDS, BENCH_DURATION_S), then each service's peak resident memory. Run by hand:
- *   AB_TARGETS='a=--max-semi-space-size=2 --heap-growing-percent=10 --expose-gc dist/src/main.js serve;b=...' npx tsx bench/ab-get.ts
+ *   AB_TARGETS='a=--max-semi-space-size=4 --heap-growing-percent=10 --expose-gc dist/src/main.js serve;b=...' npx tsx bench/ab-get.ts
  */
 import { spawn } from 'node:child_process';
 import { waitReady } from '../ops/runtime.ts';

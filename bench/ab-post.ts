@@ -6,7 +6,7 @@
  * each round; every line has the CPU per request of the service process, of PostgreSQL and of the
  * whole machine (/proc). Run by hand under the host's CPU lock, e.g. with a copy of the previous build:
  *   cp -r dist .tmp/dist-old && npm run build
- *   AB_SCENARIO=authorization AB_TARGETS='old=--max-semi-space-size=2 --heap-growing-percent=10 --expose-gc .tmp/dist-old/src/main.js serve;new=--max-semi-space-size=2 --heap-growing-percent=10 --expose-gc dist/src/main.js serve' \
+ *   AB_SCENARIO=authorization AB_TARGETS='old=--max-semi-space-size=4 --heap-growing-percent=10 --expose-gc .tmp/dist-old/src/main.js serve;new=--max-semi-space-size=4 --heap-growing-percent=10 --expose-gc dist/src/main.js serve' \
  *     BENCH_ROUNDS=6 BENCH_DURATION_S=5 npx tsx bench/ab-post.ts
  */
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -50,6 +50,17 @@ interface ProbeOptions {
   onClaimEnd?(): void;
 }
 
+/** A probe batch's completion in one statement: DONE for each item whose lease is still this run's. */
+async function completeProbeBatch(q: Queryable, items: { item: ProbeItem }[], lease: Lease): Promise<('DONE' | 'LOST_LEASE')[]> {
+  const done = await q.query<{ id: string }>(
+    `UPDATE job_probe_items SET state = 'DONE', done_count = done_count + 1, lease_token = NULL
+      WHERE id = ANY($1::text[]) AND lease_token = $2 RETURNING id`,
+    [items.map(({ item }) => item.id), lease.token],
+  );
+  const doneIds = new Set(done.map((r) => r.id));
+  return items.map(({ item }) => (doneIds.has(item.id) ? 'DONE' : 'LOST_LEASE'));
+}
+
 function probeJob(grp: string, o: ProbeOptions = {}): JobDefinition<ProbeItem> {
   return {
     name: 'probe-job',
@@ -145,13 +156,7 @@ describe('the leased job runner (src/platform/jobs.ts)', () => {
       completeAll: async (q, items, lease) => {
         batches++;
         if (items.some(({ item }) => item.id === bad)) throw new Error(`probe failure of ${bad} in a batch`);
-        const done = await q.query<{ id: string }>(
-          `UPDATE job_probe_items SET state = 'DONE', done_count = done_count + 1, lease_token = NULL
-            WHERE id = ANY($1::text[]) AND lease_token = $2 RETURNING id`,
-          [items.map(({ item }) => item.id), lease.token],
-        );
-        const doneIds = new Set(done.map((r) => r.id));
-        return items.map(({ item }) => (doneIds.has(item.id) ? 'DONE' : 'LOST_LEASE'));
+        return completeProbeBatch(q, items, lease);
       },
     };
     // The first run holds the bad item: its batch transaction rolls back, and every item is completed on its own.
@@ -191,13 +196,7 @@ describe('the leased job runner (src/platform/jobs.ts)', () => {
       },
       completeAll: async (q, items, lease) => {
         seen.push(q);
-        const done = await q.query<{ id: string }>(
-          `UPDATE job_probe_items SET state = 'DONE', done_count = done_count + 1, lease_token = NULL
-            WHERE id = ANY($1::text[]) AND lease_token = $2 RETURNING id`,
-          [items.map(({ item }) => item.id), lease.token],
-        );
-        const doneIds = new Set(done.map((r) => r.id));
-        return items.map(({ item }) => (doneIds.has(item.id) ? 'DONE' : 'LOST_LEASE'));
+        return completeProbeBatch(q, items, lease);
       },
     };
     await assert.rejects(runJobOnce(job, { db: counted, clock }), /the read after the lease failed/);

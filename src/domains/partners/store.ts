@@ -189,6 +189,12 @@ export interface WebhookSecretRow {
   expiresAt: Date | null;
 }
 
+/**
+ * Which webhook secrets sign (issue 14): those not expired at the instant in $2, newest first. The one
+ * condition of both reads below; its columns are partner_webhook_secrets' (the innermost table).
+ */
+const VALID_SECRETS_AT_2 = `(expires_at IS NULL OR expires_at > $2) ORDER BY created_at DESC, secret_id DESC`;
+
 /** What the webhook delivery worker needs of a partner, its valid webhook secrets included (newest first). */
 export interface WebhookTargetRow {
   partnerId: string;
@@ -206,9 +212,8 @@ export async function findWebhookTargets(q: Queryable, partnerIds: string[], now
   return q.query<WebhookTargetRow>(
     `SELECT p.partner_id AS "partnerId", p.status, p.api_key AS "apiKey", p.secret_key_enc AS "secretKeyEnc",
             p.webhook_url AS "webhookUrl", p.ip_whitelist AS "ipWhitelist",
-            ARRAY(SELECT s.secret_enc FROM partner_webhook_secrets s
-                   WHERE s.partner_id = p.partner_id AND (s.expires_at IS NULL OR s.expires_at > $2)
-                   ORDER BY s.created_at DESC, s.secret_id DESC) AS "webhookSecretsEnc"
+            ARRAY(SELECT secret_enc FROM partner_webhook_secrets
+                   WHERE partner_id = p.partner_id AND ${VALID_SECRETS_AT_2}) AS "webhookSecretsEnc"
        FROM partners p WHERE p.partner_id = ANY($1::text[])`,
     [partnerIds, now],
   );
@@ -220,8 +225,7 @@ export async function findValidWebhookSecrets(q: Queryable, partnerIds: string[]
   return q.query<WebhookSecretRow>(
     `SELECT secret_id AS "secretId", partner_id AS "partnerId", secret_enc AS "secretEnc", created_at AS "createdAt", expires_at AS "expiresAt"
        FROM partner_webhook_secrets
-      WHERE partner_id = ANY($1::text[]) AND (expires_at IS NULL OR expires_at > $2)
-      ORDER BY created_at DESC, secret_id DESC`,
+      WHERE partner_id = ANY($1::text[]) AND ${VALID_SECRETS_AT_2}`,
     [partnerIds, now],
   );
 }

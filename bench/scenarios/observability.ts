@@ -1,6 +1,6 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { fork } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import path from 'node:path';
 import {
   ADMIN_TOKEN, alternatingRounds, CONNECTIONS, DURATION_S, freshBenchDatabase, load, median, ROUNDS, startService, type MeasuredSample, type Target,
 } from '../lib/signed-get.ts';
@@ -15,6 +15,7 @@ import {
  * Targets: metrics cost at most 5 % of (1); traces (3) cost at most 15 % of (2). Each sample also
  * prints the CPU per request of the service process and of the whole machine (/proc), which on a
  * shared host says more than requests/s: the load generator, the receiver and PostgreSQL share the CPUs.
+ * The receiver runs in a process of its own (bench/lib/otlp-receiver.mjs), as a collector would.
  */
 /**
  * Processes started per configuration (BENCH_PROCESSES, default 1): processes of one build differ by up to
@@ -26,15 +27,10 @@ const configOf = (targetName: string) => targetName.replace(/ #\d+$/, '');
 
 export async function observabilityScenario(): Promise<boolean> {
   const { pgUrl, dataDir } = await freshBenchDatabase();
-  // The local OTLP receiver: counts the export requests and their bytes, answers 200.
-  const received = { requests: 0, bytes: 0 };
-  const receiver = http.createServer((req, res) => {
-    received.requests++;
-    req.on('data', (c: Buffer) => { received.bytes += c.length; });
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
-  });
-  await new Promise<void>((ok) => receiver.listen(0, '127.0.0.1', ok));
-  const otlp = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  // The local OTLP receiver, in its own process as a collector is (not on the load generator's event loop).
+  const receiver = fork(path.join(import.meta.dirname, '../lib/otlp-receiver.mjs'), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const { port: receiverPort } = await new Promise<{ port: number }>((ok) => receiver.once('message', ok));
+  const otlp = `http://127.0.0.1:${receiverPort}`;
   const targets: Target[] = [];
   const scrapers: NodeJS.Timeout[] = [];
   try {
@@ -75,7 +71,9 @@ export async function observabilityScenario(): Promise<boolean> {
     for (const [name] of configs) console.log(line(name, samples.get(name)!));
     const metricsCost = 1 - rps('metrics on') / rps('both off');
     const tracesCost = 1 - rps('metrics + traces') / rps('metrics on');
-    console.log(`OTLP receiver: ${received.requests} export requests, ${(received.bytes / 1_048_576).toFixed(1)} MiB`);
+    receiver.send('count');
+    const received = await new Promise<{ requests: number; bytes: number; cpuMs: number }>((ok) => receiver.once('message', ok));
+    console.log(`OTLP receiver (own process): ${received.requests} export requests, ${(received.bytes / 1_048_576).toFixed(1)} MiB, ${(received.cpuMs / 1000).toFixed(1)} s CPU`);
     console.log(`metrics cost ${(metricsCost * 100).toFixed(1)} % of both off (target <= 5 %): ${metricsCost <= 0.05 ? 'MET' : 'NOT MET'}`);
     console.log(`traces cost ${(tracesCost * 100).toFixed(1)} % of metrics on (target <= 15 %): ${tracesCost <= 0.15 ? 'MET' : 'NOT MET'}`);
     console.log(`traces cost with 10 % of requests sampled: ${((1 - rps('+ traces 10 %') / rps('metrics on')) * 100).toFixed(1)} % of metrics on`);
@@ -86,7 +84,8 @@ export async function observabilityScenario(): Promise<boolean> {
     for (const s of scrapers) clearInterval(s);
     for (const t of targets) t.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1000));
-    receiver.close();
+    receiver.disconnect();
+    receiver.kill();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -16,6 +16,13 @@ import { findPartnerById, findPartnersByIds, listPartners, type Partner } from '
 export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
   // The settings read is the hottest partner read; concurrent calls share one statement.
   const partnersById = new BatchedLookup<Partner>((ids) => findPartnersByIds(deps.db, ids), (p) => p.partnerId);
+  // Issue 34: the view of a cached row is made once per row (the row is frozen; a change is a new row).
+  const settingsViews = new WeakMap<Partner, ReturnType<typeof partnerView>>();
+  const settingsView = (row: Partner) => {
+    let view = settingsViews.get(row);
+    if (view === undefined) settingsViews.set(row, view = Object.freeze(partnerView(row)));
+    return view;
+  };
   return [
     route({
       method: 'POST',
@@ -127,7 +134,9 @@ export function partnerRoutes(deps: PartnerDeps): RouteDef[] {
       // Issue 34: the row the call was authenticated on, which the replay-store statement of this
       // very request found current (authenticate.ts); read again only for another kind of caller.
       handler: async ({ partner }) => {
-        const row = authenticatedRow(partner) ?? await partnersById.load(partner.partnerId);
+        const cached = authenticatedRow(partner);
+        if (cached) return settingsView(cached);
+        const row = await partnersById.load(partner.partnerId);
         if (!row) throw new ApiError('DAPI_API_KEY_INVALID');
         return partnerView(row);
       },

@@ -34,9 +34,10 @@ export interface RateLimitOptions {
 export interface RateLimits {
   /**
    * What a route limited per caller adds: with Redis, the plugin's route config; in process, a
-   * preValidation hook that runs after the route's authentication (issue 34: no plugin on the path).
+   * preValidation hook that runs after the route's authentication (issue 34: no plugin on the path),
+   * made per route template (`url`), so a request does not read Fastify's `routeOptions` for it.
    */
-  routeLimit: { config: { max: number; timeWindow: number } | false; hook: preValidationHookHandler | null };
+  routeLimit: { config: { max: number; timeWindow: number } | false; hook: ((url: string) => preValidationHookHandler) | null };
   /** Counts the request against an address limit; 429 with Retry-After once the address is over it. */
   refuseWhenExceeded(limit: AddressLimit, req: FastifyRequest): void | Promise<void>;
   /**
@@ -123,8 +124,8 @@ export async function registerRateLimits(app: FastifyInstance, options: RateLimi
     const max = options.callerMax;
     routeLimit = {
       config: false,
-      hook: (req, reply, done) => {
-        const ttl = byCaller.hit(`${req.method}${req.routeOptions.url}-${options.callerKey(req)}`, max, Date.now());
+      hook: (url) => (req, reply, done) => {
+        const ttl = byCaller.hit(`${req.method}${url}-${options.callerKey(req)}`, max, Date.now());
         if (ttl === 0) return done();
         const seconds = String(Math.ceil(ttl / 1000));
         reply.header('x-ratelimit-limit', String(max)).header('x-ratelimit-remaining', '0').header('x-ratelimit-reset', seconds).header('retry-after', seconds);

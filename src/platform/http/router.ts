@@ -169,7 +169,7 @@ export interface RegisterOptions {
    */
   audit?(req: FastifyRequest, def: RouteDef, action: () => Promise<unknown>): Promise<unknown>;
   /** The per-caller limit of partner routes (rate-limits.ts): the plugin's route config, or a hook run after authentication. */
-  rateLimit: { config: object | false; hook: preValidationHookHandler | null };
+  rateLimit: { config: object | false; hook: ((url: string) => preValidationHookHandler) | null };
   /** The Idempotency-Key store (issue 14); partner POSTs use it when the header is sent. */
   idempotency?: IdempotencyKeys;
   /** The route's operationId (unique in the app); derived from the path when absent. */
@@ -227,7 +227,7 @@ export function registerRoute(app: FastifyInstance, def: RouteDef, options: Regi
       'x-error-codes': codes,
     },
     config: { rateLimit: def.auth === 'partner' ? options.rateLimit.config : false },
-    preValidation: [...(hook ? [hook] : []), ...(def.auth === 'partner' && options.rateLimit.hook ? [options.rateLimit.hook] : [])],
+    preValidation: [...(hook ? [hook] : []), ...(def.auth === 'partner' && options.rateLimit.hook ? [options.rateLimit.hook(def.url)] : [])],
     handler: async (req, reply) => {
       const ctx = new HandlerContext(req, reply);
       const idempotencyKey = idempotent ? idempotencyKeyOf(req.headers) : undefined;

@@ -1,17 +1,24 @@
 /**
- * The OpenTelemetry Node SDK, loaded only by startTracing (src/platform/tracing.ts) when an OTLP
- * endpoint is configured. The exporter follows the standard OTEL_* variables (endpoint, protocol
- * http/protobuf by default or http/json, headers, service name, sampler, OTEL_BSP_*); over OTLP/HTTP
- * the spans go through `WorkerSpanProcessor` below to the export worker (tracing-export-worker.ts: the
- * SDK's serializer and transport on a thread of its own). The
- * propagator is the SDK's default (W3C trace context and baggage).
+ * The OpenTelemetry trace SDK, loaded only by startTracing (src/platform/tracing.ts) when an OTLP
+ * endpoint is configured. Over OTLP/HTTP (protobuf by default, or http/json), the common case, the
+ * setup is trace-only and lean (`startSdk`): the SDK's tracer provider (@opentelemetry/sdk-trace-base's
+ * `BasicTracerProvider`, which reads the sampler and span limits from OTEL_TRACES_SAMPLER(_ARG) and
+ * OTEL_SPAN_* / OTEL_ATTRIBUTE_*), the resource of the standard detectors, the propagators of
+ * OTEL_PROPAGATORS, OTEL_SDK_DISABLED and OTEL_LOG_LEVEL, as `NodeSDK` (@opentelemetry/sdk-node) reads
+ * them, without loading it: NodeSDK loads every exporter and the metrics and logs SDKs (issue 27,
+ * docs/observability.md "Cost"). The spans go through `WorkerSpanProcessor` below to the export worker
+ * (tracing-export-worker.ts: the SDK's serializer and transport on a thread of its own). Another
+ * exporter or protocol (OTEL_TRACES_EXPORTER=console/zipkin, several exporters, grpc) starts `NodeSDK`,
+ * loaded only then, with its own processors and exporters.
  *
  * No instrumentation is registered: the service makes its own SERVER, business-step, CLIENT and
  * SQL spans (tracing.ts), because the http, Fastify and pg instrumentations cost 60-70 % of the
  * throughput of a signed request (issue 27 bench, docs/observability.md "Cost").
  */
-import { diag, ROOT_CONTEXT, TraceFlags, type Context, type ContextManager, type SpanContext } from '@opentelemetry/api';
-import { NodeSDK, type tracing } from '@opentelemetry/sdk-node';
+import { context, diag, DiagConsoleLogger, propagation, ROOT_CONTEXT, trace, TraceFlags, type Context, type ContextManager, type SpanContext, type TextMapPropagator } from '@opentelemetry/api';
+import { CompositePropagator, diagLogLevelFromString, getBooleanFromEnv, getStringFromEnv, getStringListFromEnv, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { defaultResource, detectResources, envDetector, hostDetector, osDetector, processDetector, resourceFromAttributes, serviceInstanceIdDetector, type Resource, type ResourceDetector } from '@opentelemetry/resources';
+import { BasicTracerProvider, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Worker } from 'node:worker_threads';
 import type { TracingHandle } from './tracing.ts';
 import { joinableFormat, positiveInteger, WIRE_REMOTE_PARENT, type JoinableFormat } from './tracing-export.ts';
@@ -67,14 +74,14 @@ export class SynchronousContextManager implements ContextManager {
  * and sends. Spans are posted by `chunkSize` or after at most `POST_DELAY_MS`, so they die young here.
  * The worker keeps the process alive only while a flush is under way.
  */
-export class WorkerSpanProcessor implements tracing.SpanProcessor {
+export class WorkerSpanProcessor implements SpanProcessor {
   private readonly worker: Worker;
   private pending: WireSpan[] = [];
   private timer: NodeJS.Timeout | undefined;
   /** Posts wait here while a new resource's attributes settle (the host id is read asynchronously). */
   private settling: Promise<void> | null = null;
   private readonly resourceIds = new WeakMap<object, number>();
-  private newResources: { id: number; resource: tracing.ReadableSpan['resource'] }[] = [];
+  private newResources: { id: number; resource: ReadableSpan['resource'] }[] = [];
   /** Instrumentation scopes by id, like resources: one object each in the worker, so its serializer groups their spans. */
   private readonly scopeIds = new WeakMap<object, number>();
   private newScopes: WireScope[] = [];
@@ -103,7 +110,7 @@ export class WorkerSpanProcessor implements tracing.SpanProcessor {
 
   onStart(): void {}
 
-  onEnd(span: tracing.ReadableSpan): void {
+  onEnd(span: ReadableSpan): void {
     const context = span.spanContext();
     if ((context.traceFlags & TraceFlags.SAMPLED) === 0) return;
     let resource = this.resourceIds.get(span.resource);
@@ -190,7 +197,7 @@ export class WorkerSpanProcessor implements tracing.SpanProcessor {
  * The rarely set parts of a span (trace state, events, links, dropped counts), posted only when one is
  * set: a SERVER or SQL span of this service has none.
  */
-function wireRest(span: tracing.ReadableSpan, context: SpanContext): WireRest | undefined {
+function wireRest(span: ReadableSpan, context: SpanContext): WireRest | undefined {
   const traceState = context.traceState?.serialize();
   if (!traceState && span.events.length === 0 && span.links.length === 0 && span.droppedAttributesCount === 0
     && span.droppedEventsCount === 0 && span.droppedLinksCount === 0) return undefined;
@@ -228,21 +235,112 @@ function workerProcessor(env: NodeJS.ProcessEnv, format: JoinableFormat): Worker
   });
 }
 
+/** The service's name when neither OTEL_SERVICE_NAME nor the detected resource (OTEL_RESOURCE_ATTRIBUTES) names it. */
+const SERVICE_NAME = 'card-issuing-service';
+
+/**
+ * Starts the trace SDK for the OTEL_* variables; see the top of this file. Like NodeSDK, the SDK's
+ * own variables are read from `process.env` (`env` is the service's environment, the same object
+ * when the service runs).
+ */
 export async function startSdk(env: NodeJS.ProcessEnv): Promise<TracingHandle> {
   const traces = env.OTEL_TRACES_EXPORTER?.trim();
   const format = !traces || traces === 'otlp' ? joinableFormat(env) : null;
+  if (!format && traces !== 'none') return startNodeSdk(env);
+  // NodeSDK's order: the diagnostic logger first, then nothing at all when the SDK is disabled.
+  const logLevel = getStringFromEnv('OTEL_LOG_LEVEL');
+  if (logLevel != null) diag.setLogger(new DiagConsoleLogger(), { logLevel: diagLogLevelFromString(logLevel) });
+  if (getBooleanFromEnv('OTEL_SDK_DISABLED')) return { shutdown: async () => {} };
+  context.setGlobalContextManager(new SynchronousContextManager().enable());
+  const propagator = await propagatorFromEnv();
+  if (propagator) propagation.setGlobalPropagator(propagator);
+  // OTEL_TRACES_EXPORTER=none: no tracer provider (spans are the API's no-op ones), as NodeSDK.
+  if (!format) return { shutdown: async () => {} };
+  // The sampler and span limits: BasicTracerProvider reads OTEL_TRACES_SAMPLER(_ARG), OTEL_SPAN_* and OTEL_ATTRIBUTE_*.
+  const provider = new BasicTracerProvider({ resource: resourceFromEnv(env), spanProcessors: [workerProcessor(env, format)] });
+  trace.setGlobalTracerProvider(provider);
+  return { shutdown: () => provider.shutdown() };
+}
+
+/**
+ * NodeSDK for the exporters and protocols the export worker does not serve (console, zipkin, several
+ * exporters, grpc): its processors and exporters from the OTEL_* variables, the same resource, and the
+ * service's context manager; no metrics or logs (the metrics are GET /metrics, the logs stdout).
+ */
+async function startNodeSdk(env: NodeJS.ProcessEnv): Promise<TracingHandle> {
+  const { NodeSDK } = await import('@opentelemetry/sdk-node');
   const sdk = new NodeSDK({
-    serviceName: env.OTEL_SERVICE_NAME || 'card-issuing-service',
+    resource: resourceFromEnv(env),
+    autoDetectResources: false,
     contextManager: new SynchronousContextManager(),
     instrumentations: [],
-    // OTLP/HTTP (protobuf or JSON): the serializing batch processor; another exporter or protocol
-    // (grpc, console, none): the SDK's own from the OTEL_* variables.
-    ...(format ? { spanProcessors: [workerProcessor(env, format)] } : {}),
-    // Traces only: the metrics are Prometheus's (GET /metrics) and the logs go to stdout, so the
-    // SDK's default OTLP metrics and logs exporters are not started.
     metricReaders: [],
     logRecordProcessors: [],
   });
   sdk.start();
   return { shutdown: () => sdk.shutdown() };
+}
+
+/**
+ * The resource NodeSDK makes: the SDK's default (service name, telemetry.sdk.*) merged with the
+ * detectors' (OTEL_NODE_RESOURCE_DETECTORS, default env, process, host), then the service's name:
+ * OTEL_SERVICE_NAME, else the one of OTEL_RESOURCE_ATTRIBUTES, else card-issuing-service.
+ */
+function resourceFromEnv(env: NodeJS.ProcessEnv): Resource {
+  const detectors = detectorsFromEnv();
+  const named = detectors.includes(envDetector) ? envDetector.detect().attributes?.['service.name'] : undefined;
+  const serviceName = env.OTEL_SERVICE_NAME || (typeof named === 'string' && named ? named : SERVICE_NAME);
+  return defaultResource().merge(detectResources({ detectors })).merge(resourceFromAttributes({ 'service.name': serviceName }));
+}
+
+/** NodeSDK's detectors: env, process and host unless OTEL_NODE_RESOURCE_DETECTORS names others (or all, or none). */
+function detectorsFromEnv(): ResourceDetector[] {
+  const names = getStringListFromEnv('OTEL_NODE_RESOURCE_DETECTORS');
+  if (!names) return [envDetector, processDetector, hostDetector];
+  const known = new Map<string, ResourceDetector>([
+    ['host', hostDetector], ['os', osDetector], ['serviceinstance', serviceInstanceIdDetector], ['process', processDetector], ['env', envDetector],
+  ]);
+  if (names.includes('all')) return [...known.values()];
+  if (names.includes('none')) return [];
+  return names.flatMap((name) => {
+    const detector = known.get(name);
+    if (!detector) diag.warn(`Invalid resource detector "${name}" specified in the environment variable OTEL_NODE_RESOURCE_DETECTORS`);
+    return detector ?? [];
+  });
+}
+
+/**
+ * NodeSDK's propagator: W3C trace context and baggage by default; OTEL_PROPAGATORS names others
+ * (tracecontext, baggage, b3, b3multi, jaeger; none: no propagator). The B3 and Jaeger packages load
+ * only when named.
+ */
+async function propagatorFromEnv(): Promise<TextMapPropagator | null> {
+  const names = getStringListFromEnv('OTEL_PROPAGATORS');
+  if (names == null) return new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] });
+  if (names.includes('none')) return null;
+  const unique = [...new Set(names)];
+  const propagators: TextMapPropagator[] = [];
+  for (const name of unique) {
+    const made = await propagatorNamed(name);
+    if (made) propagators.push(made);
+    else diag.warn(`Propagator "${name}" requested through environment variable is unavailable.`);
+  }
+  if (propagators.length === 0) return null;
+  return unique.length === 1 ? propagators[0] : new CompositePropagator({ propagators });
+}
+
+async function propagatorNamed(name: string): Promise<TextMapPropagator | null> {
+  switch (name) {
+    case 'tracecontext': return new W3CTraceContextPropagator();
+    case 'baggage': return new W3CBaggagePropagator();
+    case 'b3': return new (await import('@opentelemetry/propagator-b3')).B3Propagator();
+    case 'b3multi': {
+      const { B3InjectEncoding, B3Propagator } = await import('@opentelemetry/propagator-b3');
+      return new B3Propagator({ injectEncoding: B3InjectEncoding.MULTI_HEADER });
+    }
+    case 'jaeger':
+      diag.warn('The Jaeger propagator is deprecated and will be removed in a future release. Use the W3C TraceContext propagator ("tracecontext") instead.');
+      return new (await import('@opentelemetry/propagator-jaeger')).JaegerPropagator();
+    default: return null;
+  }
 }

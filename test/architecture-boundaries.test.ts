@@ -29,7 +29,8 @@ import { ROOT } from './helpers/compiled-service.ts';
  *   foreign-table     a store reads or writes a table another domain owns
  *   unowned-table     a migration creates a table TABLE_OWNERS does not assign
  *   sql-function      database functions (issue 33): a numbered migration creates a function or
- *                     trigger (they live in src/domains/<d>/sql/); a domain SQL file creates one
+ *                     trigger (they live in src/domains/<d>/sql/; the one exception is a measurement
+ *                     prototype under bench/prototypes/, loaded only into a throwaway bench database); a domain SQL file creates one
  *                     without OR REPLACE (it is applied again whenever it changes); a function is
  *                     defined twice; a file under src/domains/<d>/sql/ is missing from
  *                     DATABASE_FUNCTIONS (src/migrate.ts) or listed there but absent; a function
@@ -389,6 +390,8 @@ function checkSqlFunctions(tree: SourceTree, layering: Map<string, number>, tabl
   grants: readonly ForeignTableGrant[], add: (kind: ViolationKind, file: string, detail: string) => void): void {
   for (const [file, text] of tree) {
     if (!file.endsWith('.sql')) continue;
+    // A design measured before it is built (bench/single-writer.ts): never applied to a service's database.
+    if (/^bench\/prototypes\/[^/]+\.sql$/.test(file)) continue;
     const code = withoutSqlComments(text);
     const domainSql = /^src\/domains\/[^/]+\/sql\/[^/]+\.sql$/.test(file);
     for (const f of code.matchAll(CREATE_FUNCTION)) {

@@ -1,4 +1,4 @@
-import { Command, CommanderError } from 'commander';
+import type { Command } from 'commander';
 import pino, { type DestinationStream } from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
 import type { CliIo } from './cli/admin.ts';
@@ -107,7 +107,7 @@ async function ledgerAudit(partnerId: string | undefined): Promise<void> {
 }
 
 /** The whole command line: serve, migrate, ledger-audit and the operator commands (src/cli/admin.ts). */
-export function program(io: CliIo, admin: typeof import('./cli/admin.ts') | null): Command {
+export function program(io: CliIo, admin: typeof import('./cli/admin.ts') | null, { Command }: typeof import('commander')): Command {
   const cli = new Command('cardsvc')
     .description('Card-issuing platform service: the HTTP service and its operator tools')
     .showHelpAfterError('(add --help for usage)')
@@ -135,12 +135,17 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   // Issue 28: the service's own commands never load the operator tools (commands, HTTP client,
   // progress bars); help and every other command do.
   const lean = (argv.length === 0 || ['serve', 'migrate', 'ledger-audit'].includes(argv[0])) && !argv.some((a) => a === '--help' || a === '-h');
+  // `npm start` (`serve` alone, or nothing: the default command) starts without the command-line
+  // parser either: commander is only loaded for the other command lines (about 1 MB at rest).
+  const serveOnly = argv.length === 0 || (argv.length === 1 && argv[0] === 'serve');
   const admin = lean ? null : await import('./cli/admin.ts');
+  const commander = serveOnly ? null : await import('commander');
   try {
-    await program(io, admin).parseAsync(argv, { from: 'user' });
+    if (serveOnly) await serve();
+    else await program(io, admin, commander!).parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
-    if (err instanceof CommanderError) {
+    if (commander && err instanceof commander.CommanderError) {
       // Help (asked for) exits 0; a usage error (already written, one line plus the --help hint) 2.
       return err.exitCode === 0 ? 0 : 2;
     }

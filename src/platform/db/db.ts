@@ -1,6 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { createHash } from 'node:crypto';
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type PgModule from 'pg';
 import { statementSpan, traceHere, type DatabaseTarget, type TracePosition } from '../tracing.ts';
 import { withUnitsOfWork } from './unit-of-work.ts';
 
@@ -45,6 +46,24 @@ export interface PoolStats {
 }
 
 const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * node-postgres, loaded without the global `Response` (issue 28). When it loads, pg asks whether it
+ * runs on Cloudflare Workers by constructing a `Response`, and on Node 20 the first touch of that
+ * global loads Node's whole fetch implementation (undici and its WebAssembly HTTP parser): about 4 MB
+ * resident at rest in a service that never calls fetch at start. Without the global pg picks the
+ * Node sockets it picks on Node anyway; the global is put back, untouched, before anything else runs.
+ */
+function loadPg(): typeof PgModule {
+  const response = Object.getOwnPropertyDescriptor(globalThis, 'Response');
+  if (response?.configurable) delete (globalThis as { Response?: unknown }).Response;
+  try {
+    return createRequire(import.meta.url)('pg') as typeof PgModule;
+  } finally {
+    if (response?.configurable) Object.defineProperty(globalThis, 'Response', response);
+  }
+}
+const pg = loadPg();
 
 // NUMERIC and BIGINT come back as strings on both databases: money never passes through a JS number.
 const NUMERIC_OID = 1700;
@@ -92,7 +111,7 @@ export interface PostgresOptions {
  * fixed by the code (no SQL is built from input), so the per-connection cache stays bounded.
  */
 const statementNames = new Map<string, string>();
-function prepared(sql: string, params: unknown[] | undefined): pg.QueryConfig {
+function prepared(sql: string, params: unknown[] | undefined): PgModule.QueryConfig {
   if (!params || params.length === 0) return { text: sql };
   let name = statementNames.get(sql);
   if (name === undefined) {
@@ -217,7 +236,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     },
     async listen(channel, onNotify) {
       if (!CHANNEL_NAME.test(channel)) throw new Error(`listen: bad channel name ${channel}`);
-      let client: pg.Client | null = null;
+      let client: PgModule.Client | null = null;
       let stopped = false;
       let retry: NodeJS.Timeout | null = null;
       const open = async (): Promise<void> => {

@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { buildWorld, DURATION_S, freshDatabase, median, pgbench, PGBENCH_DB, ROUNDS, sleep, startService, stopService } from './lib/authorizations.ts';
+import { buildWorld, cardAuthorizeScript, DURATION_S, freshDatabase, median, pgbench, PGBENCH_DB, ROUNDS, sleep, startService, stopService } from './lib/authorizations.ts';
 import { processCpuMs } from './lib/cpu.ts';
 
 const DB = 'cardsvc_bench_single_writer';
@@ -60,13 +60,7 @@ try {
   await freshDatabase(PGBENCH_DB);
   pgbench(['-i', '-q', '-s', '10', PGBENCH_DB]);
 
-  const authorize = path.join(dir, 'card-authorize.sql');
-  writeFileSync(authorize, [
-    `\\set i random(1, ${world.cardIds.length})`,
-    '\\set r random(1, 999999999999999)',
-    `SELECT a.outcome FROM card_authorize(:partner, (ARRAY[${world.cardIds.map((id) => `'${id}'`).join(',')}]::text[])[:i], 'SANDBOX', 'pgb' || :r, false, 1.00, 'USD', NULL, NULL, 'Bench shop', '5411', 'SG', 'POS', now(), now(), '{PAYMENT_FROZEN,ACCOUNT_FROZEN}'::text[], 'pbt' || :r, 'pbo' || :r, 'pbp' || :r, 'pbe' || :r, 'pbf' || :r, now() + interval '30 days') a;`,
-    '',
-  ].join('\n'));
+  const authorize = cardAuthorizeScript(world, dir);
   const batch = (b: number) => {
     const file = path.join(dir, `batch-${b}.sql`);
     writeFileSync(file, `\\set r random(1, 999999999999999)\nSELECT proto_write_batch(${b}, :r);\n`);

@@ -4,9 +4,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { startArgs, waitReady } from '../ops/runtime.ts';
 import { buildService, cleanEnv, ROOT } from './helpers/compiled-service.ts';
+import { withAdmin } from './helpers/service.ts';
 import { seedDataDir, withDatabase } from './helpers/template.ts';
 
 /**
@@ -77,15 +77,5 @@ async function modulesOfStartedService(env: Record<string, string>): Promise<Loa
   } finally {
     child.kill('SIGTERM');
     await exited;
-  }
-}
-
-async function withAdmin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
   }
 }

@@ -5,7 +5,8 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -283,6 +284,21 @@ export function pgbenchTps(durationS: number, script: string[] = [], db = PGBENC
   const done = /number of transactions actually processed: (\d+)/.exec(out);
   if (!m || !done) throw new Error(`no tps in pgbench output:\n${out}`);
   return { tps: Number(m[1]), postgresCpuMsPerTx: cpu / Number(done[1]), machineCpuMsPerTx: machine / Number(done[1]) };
+}
+
+/**
+ * The pgbench script of `card_authorize` alone (issue 34): 1.00 USD on one of the world's cards at
+ * random, fresh ids, as the sandbox calls it; the partner is pgbench's variable `partner`.
+ */
+export function cardAuthorizeScript(world: World, dir: string): string {
+  const script = path.join(dir, 'card-authorize.sql');
+  writeFileSync(script, [
+    `\\set i random(1, ${world.cardIds.length})`,
+    '\\set r random(1, 999999999999999)',
+    `SELECT a.outcome FROM card_authorize(:partner, (ARRAY[${world.cardIds.map((id) => `'${id}'`).join(',')}]::text[])[:i], 'SANDBOX', 'pgb' || :r, false, 1.00, 'USD', NULL, NULL, 'Bench shop', '5411', 'SG', 'POS', now(), now(), '{PAYMENT_FROZEN,ACCOUNT_FROZEN}'::text[], 'pbt' || :r, 'pbo' || :r, 'pbp' || :r, 'pbe' || :r, 'pbf' || :r, now() + interval '30 days') a;`,
+    '',
+  ].join('\n'));
+  return script;
 }
 
 export async function freshDatabase(name: string): Promise<string> {

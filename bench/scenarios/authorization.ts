@@ -10,11 +10,11 @@
  *   Target: approvals/s >= 0.40 x pgbench TPC-B, p99 < 50 ms.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
-  buildWorld, CARDS_PER_COMPANY, COMPANIES, CONNECTIONS, DURATION_S, freshDatabase, line, loadAuthorizations, median, pgbench,
+  buildWorld, cardAuthorizeScript, CARDS_PER_COMPANY, COMPANIES, CONNECTIONS, DURATION_S, freshDatabase, line, loadAuthorizations, median, pgbench,
   costRound, costRounds, printCostSummary, PGBENCH_DB, pgbenchTps, ROUNDS, startService, stopService, type LoadSample, type Service, type World,
 } from '../lib/authorizations.ts';
 
@@ -28,13 +28,7 @@ const BENCH_DB = 'cardsvc_bench_auth';
  * made through the API; it reads no table).
  */
 async function authorizeCallAlone(world: World, durationS: number, dir: string): Promise<{ tps: number; postgresCpuMsPerTx: number; machineCpuMsPerTx: number }> {
-  const script = path.join(dir, 'card-authorize.sql');
-  writeFileSync(script, [
-    `\\set i random(1, ${world.cardIds.length})`,
-    '\\set r random(1, 999999999999999)',
-    `SELECT a.outcome FROM card_authorize(:partner, (ARRAY[${world.cardIds.map((id) => `'${id}'`).join(',')}]::text[])[:i], 'SANDBOX', 'pgb' || :r, false, 1.00, 'USD', NULL, NULL, 'Bench shop', '5411', 'SG', 'POS', now(), now(), '{PAYMENT_FROZEN,ACCOUNT_FROZEN}'::text[], 'pbt' || :r, 'pbo' || :r, 'pbp' || :r, 'pbe' || :r, 'pbf' || :r, now() + interval '30 days') a;`,
-    '',
-  ].join('\n'));
+  const script = cardAuthorizeScript(world, dir);
   return pgbenchTps(durationS, ['-f', script, '-D', `partner=${world.partnerId}`], BENCH_DB);
 }
 

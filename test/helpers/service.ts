@@ -93,7 +93,8 @@ export function testDatabase(): Promise<TestDatabase> {
   return shared;
 }
 
-async function withAdmin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+/** Runs `fn` on a client of its own to `url` (creating or dropping databases), closed afterwards. */
+export async function withAdmin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {

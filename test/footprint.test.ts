@@ -1,11 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startArgs, waitReady } from '../ops/runtime.ts';
-import { buildService, cleanEnv, ROOT } from './helpers/compiled-service.ts';
+import { buildService, ROOT, startCompiled } from './helpers/compiled-service.ts';
 import { withAdmin } from './helpers/service.ts';
 import { seedDataDir, withDatabase } from './helpers/template.ts';
 
@@ -63,19 +61,13 @@ describe('the started service loads only what its configuration uses (issue 28)'
 
 /** Starts the service as `npm start` does, with the recording preload; answers what it loaded once ready. */
 async function modulesOfStartedService(env: Record<string, string>): Promise<Loaded> {
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(process.execPath, ['--import', PRELOAD, ...startArgs()], { cwd: ROOT, env: cleanEnv({ ...env, PORT: String(port), HOST: '127.0.0.1' }) });
-  let out = '';
-  child.stdout.on('data', (c) => (out += c));
-  child.stderr.on('data', (c) => (out += c));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const service = await startCompiled(env, 20000 + Math.floor(Math.random() * 20000), { nodeArgs: ['--import', PRELOAD] });
   try {
-    await waitReady(`http://127.0.0.1:${port}/readyz`).catch((err) => { throw new Error(`${err.message}\n${out}`); });
-    child.kill('SIGUSR2');
+    service.child.kill('SIGUSR2');
     for (let i = 0; i < 50 && !existsSync(env.LOADED_MODULES_OUT); i++) await new Promise((r) => setTimeout(r, 100));
     return JSON.parse(readFileSync(env.LOADED_MODULES_OUT, 'utf8')) as Loaded;
   } finally {
-    child.kill('SIGTERM');
-    await exited;
+    service.child.kill('SIGTERM');
+    await service.exited;
   }
 }

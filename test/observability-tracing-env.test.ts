@@ -1,15 +1,13 @@
 // test-database: none (never opens the test database: `npm test` runs it in the embedded pass only; test/run.ts)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startArgs } from '../ops/runtime.ts';
-import { buildService, cleanEnv, ROOT, waitReady } from './helpers/compiled-service.ts';
+import { buildService, startCompiled } from './helpers/compiled-service.ts';
 import { freePort } from './helpers/own-postgres.ts';
 import { seedDataDir } from './helpers/template.ts';
 
@@ -66,27 +64,23 @@ async function serviceRun(otel: Record<string, string>, headers: Record<string, 
   exported = [];
   const dataDir = mkdtempSync(path.join(tmpdir(), 'cardsvc-otel-env-'));
   seedDataDir(dataDir);
-  const port = await freePort();
-  const env = cleanEnv({ DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, MASTER_KEY });
-  for (const name of Object.keys(env)) if (name.startsWith('OTEL_')) delete env[name];
-  Object.assign(env, { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }, otel);
-  const child = spawn(process.execPath, startArgs(), { cwd: ROOT, env });
-  let output = '';
-  child.stdout.on('data', (c) => (output += c));
-  child.stderr.on('data', (c) => (output += c));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   try {
-    const base = `http://127.0.0.1:${port}`;
-    await waitReady(base);
-    for (const h of headers) {
-      const res = await fetch(`${base}${ROUTE}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...h } });
-      assert.equal(res.status, 200, await res.text());
+    const service = await startCompiled({
+      DATA_DIR: dataDir, ADMIN_TOKEN, MASTER_KEY,
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50', ...otel,
+    }, await freePort(), { dropInherited: /^OTEL_/ });
+    try {
+      for (const h of headers) {
+        const res = await fetch(`${service.base}${ROUTE}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...h } });
+        assert.equal(res.status, 200, await res.text());
+      }
+      service.child.kill('SIGTERM');
+      assert.equal(await service.exited, 0, service.output());
+      return { output: service.output(), pid: service.child.pid!, spans: exported.filter(({ span }) => span.name === `GET ${ROUTE}`) };
+    } finally {
+      service.child.kill('SIGKILL');
     }
-    child.kill('SIGTERM');
-    assert.equal(await exited, 0, output);
-    return { output, pid: child.pid!, spans: exported.filter(({ span }) => span.name === `GET ${ROUTE}`) };
   } finally {
-    child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

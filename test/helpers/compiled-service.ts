@@ -39,14 +39,32 @@ export function waitReady(base: string, timeoutMs = 60_000): Promise<void> {
   return waitReadyUrl(`${base}/readyz`, timeoutMs);
 }
 
-/** Spawns exactly what `npm start` runs (compiled JavaScript, no TypeScript loader), and waits for /readyz. */
-export async function startCompiled(env: Record<string, string>, port: number): Promise<RunningService> {
-  const child = spawn(process.execPath, startArgs(), { cwd: ROOT, env: cleanEnv({ ...env, PORT: String(port), HOST: '127.0.0.1' }) });
+export interface StartOptions {
+  /** Node arguments before `npm start`'s own (a preload, say). */
+  nodeArgs?: string[];
+  /** Inherited variables whose names match are left out, so only those `env` names reach the service (OTEL_*, say). */
+  dropInherited?: RegExp;
+}
+
+/**
+ * Spawns exactly what `npm start` runs (compiled JavaScript, no TypeScript loader), and waits for
+ * /readyz; a service that never gets ready is killed, and the error carries its output.
+ */
+export async function startCompiled(env: Record<string, string>, port: number, options: StartOptions = {}): Promise<RunningService> {
+  const full = cleanEnv({ ...env, PORT: String(port), HOST: '127.0.0.1' });
+  const { dropInherited } = options;
+  if (dropInherited) for (const name of Object.keys(full)) if (dropInherited.test(name) && !(name in env)) delete full[name];
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...startArgs()], { cwd: ROOT, env: full });
   let out = '';
   child.stdout!.on('data', (c) => (out += c));
   child.stderr!.on('data', (c) => (out += c));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const base = `http://127.0.0.1:${port}`;
-  await waitReady(base);
+  try {
+    await waitReady(base);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`${(err as Error).message}\n${out}`);
+  }
   return { child, base, output: () => out, exited };
 }

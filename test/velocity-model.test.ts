@@ -7,6 +7,7 @@ import { amount } from '../src/platform/money.ts';
 import { controlsFromWire, ruleView, type VelocityRule } from '../src/domains/velocity/testing.ts';
 import { mergeQuota, relevantCurrencies, UsageBook, utilizationRate, type AppliedRule } from '../src/domains/velocity/testing.ts';
 import { periodKeys } from '../src/domains/velocity/testing.ts';
+import { zonedIso } from '../src/platform/time-zone.ts';
 
 /** Pure parts of velocity: period keys, control-group validation, merging and quota math. */
 
@@ -36,6 +37,15 @@ describe('velocity period keys (2.11, D11)', () => {
     // 2026-07-01T23:30 at UTC-02:00 is already July 2nd in UTC.
     assert.equal(periodKeys(new Date('2026-07-01T23:30:00-02:00')).daily, '20260702');
     assert.equal(periodKeys(new Date('2026-09-30T22:00:00-03:00')).quarterly, '2026Q4');
+  });
+});
+
+describe('query-quota period bounds (D11, issue 31)', () => {
+  it('when a bound is shown, then it has milliseconds as every response timestamp (D11), in UTC exactly D11\'s form, elsewhere with the offset', () => {
+    const at = new Date('2026-05-17T12:00:00.123Z'); // a zone change's instant is not a whole second
+    assert.equal(zonedIso(at, 'UTC'), '2026-05-17T12:00:00.123Z');
+    assert.equal(zonedIso(at, 'Asia/Hong_Kong'), '2026-05-17T20:00:00.123+08:00');
+    assert.equal(zonedIso(new Date('2026-11-01T04:00:00Z'), 'America/New_York'), '2026-11-01T00:00:00.000-04:00');
   });
 });
 

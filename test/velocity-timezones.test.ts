@@ -86,8 +86,8 @@ describe('velocity periods in the partner time zone (issue 31)', () => {
     assert.equal((await p.client.partner.settings()).timeZone, 'UTC');
     const q = await quotaAt(p, '2026-05-17T10:00:00Z');
     const keys = periodKeys(new Date('2026-05-17T10:00:00Z'));
-    assert.deepEqual(q.periods.daily, { periodKey: keys.daily, timeZone: 'UTC', startTime: '2026-05-17T00:00:00Z', endTime: '2026-05-18T00:00:00Z' });
-    assert.deepEqual(q.periods.quarterly, { periodKey: keys.quarterly, timeZone: 'UTC', startTime: '2026-04-01T00:00:00Z', endTime: '2026-07-01T00:00:00Z' });
+    assert.deepEqual(q.periods.daily, { periodKey: keys.daily, timeZone: 'UTC', startTime: '2026-05-17T00:00:00.000Z', endTime: '2026-05-18T00:00:00.000Z' });
+    assert.deepEqual(q.periods.quarterly, { periodKey: keys.quarterly, timeZone: 'UTC', startTime: '2026-04-01T00:00:00.000Z', endTime: '2026-07-01T00:00:00.000Z' });
     assert.equal(q.purchase.countLimits.daily.periodKey, keys.daily);
   });
 
@@ -102,7 +102,7 @@ describe('velocity periods in the partner time zone (issue 31)', () => {
     const spring = await quotaAt(p, '2026-03-08T12:00:00Z');
     assert.deepEqual(spring.periods.daily, {
       periodKey: '20260308@America/New_York', timeZone: 'America/New_York',
-      startTime: '2026-03-08T00:00:00-05:00', endTime: '2026-03-09T00:00:00-04:00',
+      startTime: '2026-03-08T00:00:00.000-05:00', endTime: '2026-03-09T00:00:00.000-04:00',
     });
     assert.equal(spring.purchase.countLimits.daily.usedCount, 1);
     assert.equal((await spendAt(p, '2026-03-09T03:59:00Z')).approved, false, '23:59 EDT is the same 23-hour day');
@@ -114,7 +114,7 @@ describe('velocity periods in the partner time zone (issue 31)', () => {
     const fall = await quotaAt(p, '2026-11-02T04:59:59Z');
     assert.deepEqual(fall.periods.daily, {
       periodKey: '20261101@America/New_York', timeZone: 'America/New_York',
-      startTime: '2026-11-01T00:00:00-04:00', endTime: '2026-11-02T00:00:00-05:00',
+      startTime: '2026-11-01T00:00:00.000-04:00', endTime: '2026-11-02T00:00:00.000-05:00',
     });
     assert.equal((await spendAt(p, '2026-11-02T05:00:00Z')).approved, true);
   });
@@ -123,14 +123,14 @@ describe('velocity periods in the partner time zone (issue 31)', () => {
     const p = await newPartner('Europe/Berlin');
     await countRule(p, { daily: 1, monthly: 2 });
     const spring = await quotaAt(p, '2026-03-29T12:00:00Z');
-    assert.deepEqual([spring.periods.daily.startTime, spring.periods.daily.endTime], ['2026-03-29T00:00:00+01:00', '2026-03-30T00:00:00+02:00']);
+    assert.deepEqual([spring.periods.daily.startTime, spring.periods.daily.endTime], ['2026-03-29T00:00:00.000+01:00', '2026-03-30T00:00:00.000+02:00']);
     const fall = await quotaAt(p, '2026-10-25T12:00:00Z');
-    assert.deepEqual([fall.periods.daily.startTime, fall.periods.daily.endTime], ['2026-10-25T00:00:00+02:00', '2026-10-26T00:00:00+01:00']);
+    assert.deepEqual([fall.periods.daily.startTime, fall.periods.daily.endTime], ['2026-10-25T00:00:00.000+02:00', '2026-10-26T00:00:00.000+01:00']);
     assert.deepEqual([fall.periods.monthly.periodKey, fall.periods.monthly.startTime, fall.periods.monthly.endTime],
-      ['202610@Europe/Berlin', '2026-10-01T00:00:00+02:00', '2026-11-01T00:00:00+01:00']);
+      ['202610@Europe/Berlin', '2026-10-01T00:00:00.000+02:00', '2026-11-01T00:00:00.000+01:00']);
     // The zone was set in 2025: the UTC year 2025 ran to its end, so Berlin's 2026 began at 2026-01-01T00:00Z (01:00 local).
     assert.deepEqual([fall.periods.yearly.periodKey, fall.periods.yearly.startTime, fall.periods.yearly.endTime],
-      ['2026@Europe/Berlin', '2026-01-01T01:00:00+01:00', '2027-01-01T00:00:00+01:00']);
+      ['2026@Europe/Berlin', '2026-01-01T01:00:00.000+01:00', '2027-01-01T00:00:00.000+01:00']);
 
     assert.equal((await spendAt(p, '2026-10-30T10:00:00Z')).approved, true);
     assert.equal((await spendAt(p, '2026-10-31T22:30:00Z')).approved, true, '23:30 CET on 31 October');
@@ -150,7 +150,7 @@ describe('velocity periods in the partner time zone (issue 31)', () => {
     assert.equal(third.detail?.endsWith(':QUARTERLY_COUNT'), true, 'UTC is still Q2, but the local Q3 has its one');
     const q = await quotaAt(p, '2026-06-30T23:00:00Z');
     assert.deepEqual(q.periods.quarterly, {
-      periodKey: '2026Q3@Asia/Hong_Kong', timeZone: 'Asia/Hong_Kong', startTime: '2026-07-01T00:00:00+08:00', endTime: '2026-10-01T00:00:00+08:00',
+      periodKey: '2026Q3@Asia/Hong_Kong', timeZone: 'Asia/Hong_Kong', startTime: '2026-07-01T00:00:00.000+08:00', endTime: '2026-10-01T00:00:00.000+08:00',
     });
   });
 
@@ -166,17 +166,17 @@ describe('velocity periods in the partner time zone (issue 31)', () => {
     assert.equal(settings.timeZone, 'Asia/Hong_Kong', 'the canonical name is stored');
     // Nothing switches mid-period: the running UTC day and month keep their usage and their end.
     const same = await quotaAt(p, '2026-05-17T20:00:00Z');
-    assert.deepEqual(same.periods.daily, { periodKey: '20260517', timeZone: 'UTC', startTime: '2026-05-17T00:00:00Z', endTime: '2026-05-18T00:00:00Z' });
+    assert.deepEqual(same.periods.daily, { periodKey: '20260517', timeZone: 'UTC', startTime: '2026-05-17T00:00:00.000Z', endTime: '2026-05-18T00:00:00.000Z' });
     assert.equal(same.purchase.countLimits.daily.usedCount, 2);
     assert.equal(same.purchase.countLimits.monthly.usedCount, 2);
 
     // At the UTC midnight the day switches: a short first Hong Kong day from 08:00 local.
     const next = await quotaAt(p, '2026-05-18T00:00:00Z');
     assert.deepEqual(next.periods.daily, {
-      periodKey: '20260518@Asia/Hong_Kong', timeZone: 'Asia/Hong_Kong', startTime: '2026-05-18T08:00:00+08:00', endTime: '2026-05-19T00:00:00+08:00',
+      periodKey: '20260518@Asia/Hong_Kong', timeZone: 'Asia/Hong_Kong', startTime: '2026-05-18T08:00:00.000+08:00', endTime: '2026-05-19T00:00:00.000+08:00',
     });
     assert.equal(next.purchase.countLimits.daily.usedCount, 0);
-    assert.deepEqual([next.periods.monthly.periodKey, next.periods.monthly.endTime], ['202605', '2026-06-01T00:00:00Z'], 'the month is still UTC');
+    assert.deepEqual([next.periods.monthly.periodKey, next.periods.monthly.endTime], ['202605', '2026-06-01T00:00:00.000Z'], 'the month is still UTC');
     assert.equal(next.purchase.countLimits.monthly.usedCount, 2, 'not reset');
     assert.equal((await spendAt(p, '2026-05-18T01:00:00Z')).approved, true);
 
@@ -194,7 +194,7 @@ describe('velocity periods in the partner time zone (issue 31)', () => {
     assert.equal(lateMay.purchase.countLimits.monthly.usedCount, 2);
     const june = await quotaAt(p, '2026-06-01T00:00:00Z');
     assert.deepEqual(june.periods.monthly, {
-      periodKey: '202606@Asia/Hong_Kong', timeZone: 'Asia/Hong_Kong', startTime: '2026-06-01T08:00:00+08:00', endTime: '2026-07-01T00:00:00+08:00',
+      periodKey: '202606@Asia/Hong_Kong', timeZone: 'Asia/Hong_Kong', startTime: '2026-06-01T08:00:00.000+08:00', endTime: '2026-07-01T00:00:00.000+08:00',
     });
     assert.equal(june.purchase.countLimits.monthly.usedCount, 0);
     assert.equal(june.periods.yearly.timeZone, 'UTC', 'the year switches at its own boundary, 2027-01-01T00:00Z');
@@ -209,7 +209,7 @@ describe('velocity periods in the partner time zone (issue 31)', () => {
     assert.equal((await spendAt(p, '2026-05-20T12:00:00Z')).approved, false, 'the Hong Kong day runs to its end');
     // From 16:00Z (Hong Kong midnight) the UTC day of 20 May: its own key, no usage carried over.
     const q = await quotaAt(p, '2026-05-20T17:00:00Z');
-    assert.deepEqual(q.periods.daily, { periodKey: '20260520', timeZone: 'UTC', startTime: '2026-05-20T16:00:00Z', endTime: '2026-05-21T00:00:00Z' });
+    assert.deepEqual(q.periods.daily, { periodKey: '20260520', timeZone: 'UTC', startTime: '2026-05-20T16:00:00.000Z', endTime: '2026-05-21T00:00:00.000Z' });
     assert.equal(q.purchase.countLimits.daily.usedCount, 0);
     assert.equal((await spendAt(p, '2026-05-20T17:00:00Z')).approved, true);
 
@@ -232,7 +232,7 @@ describe('velocity periods in the partner time zone (issue 31)', () => {
     const updated = await svc.admin.updatePartner(p.partnerId, { timeZone: 'Europe/Berlin' });
     assert.equal(updated.timeZone, 'Europe/Berlin');
     const q = await quotaAt(p, '2026-02-11T00:00:00Z');
-    assert.deepEqual([q.periods.daily.timeZone, q.periods.daily.startTime], ['Europe/Berlin', '2026-02-11T01:00:00+01:00']);
+    assert.deepEqual([q.periods.daily.timeZone, q.periods.daily.startTime], ['Europe/Berlin', '2026-02-11T01:00:00.000+01:00']);
     assert.equal(q.periods.monthly.timeZone, 'UTC');
   });
 });

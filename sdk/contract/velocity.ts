@@ -239,8 +239,8 @@ export const CurrencyQuotaOut = QuotaGroupOut.properties.amountLimits.items;
 export const PeriodWindowOut = Type.Object({
   periodKey: Type.String({ description: 'The key usage is counted under: YYYYMMDD, YYYYMM, YYYYQn or YYYY of the local date, followed by @ and the zone for a zone other than UTC', examples: ['20261126@Asia/Hong_Kong'] }),
   timeZone: Type.String({ description: 'IANA time zone the period follows', examples: ['Asia/Hong_Kong'] }),
-  startTime: Type.String({ description: 'First instant counted, local time with offset', examples: ['2026-11-26T00:00:00+08:00'] }),
-  endTime: Type.String({ description: 'Where the next period starts (exclusive), local time with offset', examples: ['2026-11-27T00:00:00+08:00'] }),
+  startTime: Type.String({ description: 'First instant counted, local time with offset', examples: ['2026-11-26T00:00:00.000+08:00'] }),
+  endTime: Type.String({ description: 'Where the next period starts (exclusive), local time with offset', examples: ['2026-11-27T00:00:00.000+08:00'] }),
 });
 
 export const QuotaOut = Type.Object({

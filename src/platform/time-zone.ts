@@ -40,16 +40,18 @@ function formatter(zone: string): Intl.DateTimeFormat {
 }
 
 /**
- * An instant as local time in a zone with its offset, to the second: 2026-11-26T00:00:00+08:00,
- * 2026-03-08T03:00:00-04:00, 2026-05-17T10:00:00Z for UTC.
+ * An instant as local time in a zone with its offset, with milliseconds as every timestamp of a
+ * response (D11): 2026-11-26T00:00:00.000+08:00, 2026-03-08T03:00:00.000-04:00, and for UTC exactly
+ * D11's form, 2026-05-17T10:00:00.000Z.
  */
 export function zonedIso(at: Date, zone: string): string {
   const parts = Object.fromEntries(formatter(zone).formatToParts(at).map((p) => [p.type, p.value]));
   const local = `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}`;
-  if (zone === 'UTC') return `${local}Z`;
+  const millis = `.${String(at.getUTCMilliseconds()).padStart(3, '0')}`;
+  if (zone === 'UTC') return `${local}${millis}Z`;
   const wholeSeconds = Math.floor(at.getTime() / 1000) * 1000;
   const offsetMinutes = Math.round((Date.parse(`${local}Z`) - wholeSeconds) / 60_000);
   const sign = offsetMinutes < 0 ? '-' : '+';
   const abs = Math.abs(offsetMinutes);
-  return `${local}${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  return `${local}${millis}${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
 }

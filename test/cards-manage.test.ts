@@ -6,7 +6,7 @@ import { admin, approvedEmployee, decimal, expectCode, money, newCompany } from 
 /** An amount from a response as a plain number (tests compare small, exact values). */
 const amt = (value: unknown): number => Number(money(value));
 import { assertNoCardDataLeak, cardWorld, footprint, issueCard, luhnOk, outboxEvents, plaintextOf, ref, type CardWorld } from './helpers/cards.ts';
-import { decryptSecureCard, type Card, type EncryptedSecureCard } from '../sdk/index.ts';
+import { CardServiceError, decryptSecureCard, type Card, type EncryptedSecureCard } from '../sdk/index.ts';
 
 /**
  * Cards after issuance: reads (2.5, D25, D43), block/unblock/cancel (D25, D20), secure card data
@@ -339,6 +339,13 @@ describe('cards after issuance', () => {
       await unchanged(() => transfer({ externalTranId, amount: decimal('1') }), 'EXTERNAL_TRAN_ID_DUPLICATE');
       await unchanged(() => transfer({ direction: 'CARD_TO_POOL', amount: decimal('100000') }), 'INSUFFICIENT_BALANCE');
       await unchanged(() => transfer({ amount: decimal('99999999') }), 'INSUFFICIENT_BALANCE');
+      // D1: data.errorMsg names the short side (the card, or the company's pool), never a ledger account id.
+      const fromCard = await transfer({ direction: 'CARD_TO_POOL', amount: decimal('100000') }).catch((e: unknown) => e);
+      assert.ok(fromCard instanceof CardServiceError);
+      assert.deepEqual(fromCard.data, { errorCode: 'INSUFFICIENT_BALANCE', errorMsg: `card ${card.cardId} USD` });
+      const fromPool = await transfer({ amount: decimal('99999999') }).catch((e: unknown) => e);
+      assert.ok(fromPool instanceof CardServiceError);
+      assert.deepEqual(fromPool.data, { errorCode: 'INSUFFICIENT_BALANCE', errorMsg: `pool ${w.org.organizationId} USD` });
       const shared = remember(w.partner.partnerId, await issueCard(svc, w));
       await unchanged(() => transfer({ cardId: shared.cardId }), 'CARD_NOT_DEDICATED');
       await unchanged(() => transfer({ cardId: 'cd-unknown' }), 'CARD_INVALID');

@@ -116,6 +116,24 @@ describe('foundation: envelope, framework rejections, exact decimals, whitelists
     }
   });
 
+  it('paging integers of a query string are decimal digits: 0x10, 1e3, " 1", +1, 1.0 are DAPI_PARAM_INVALID naming the field (D9, D10)', async () => {
+    const LIST = '/user-asset/v1/transactions';
+    for (const value of ['0x10', '1e3', ' 1', '+1', '1.0', '0b1', '']) {
+      for (const field of ['page', 'pageSize']) {
+        const query = `externalUserId=u1&${field}=${encodeURIComponent(value)}`;
+        const res = await client.http.raw('GET', LIST, { query });
+        assert.equal(res.envelope.code, 'DAPI_PARAM_INVALID', query);
+        assert.match(res.envelope.message!, new RegExp(field), query);
+      }
+    }
+    // Plain digits still work, and the bounds keep their own messages.
+    const ok = await client.http.raw<{ page: number; pageSize: number }>('GET', LIST, { query: 'externalUserId=u1&page=02&pageSize=5' });
+    assert.equal(ok.envelope.code, 'SYS_SUCCESS');
+    assert.deepEqual([ok.envelope.data!.page, ok.envelope.data!.pageSize], [2, 5]);
+    const low = await client.http.raw('GET', LIST, { query: 'externalUserId=u1&page=-1' });
+    assert.match(low.envelope.message!, /page: must be >= 1/);
+  });
+
   it("a partner's IP whitelist admits and refuses by address, with CIDR blocks", async () => {
     const { client: allowed } = await svc.newPartner({ ipWhitelist: { api: ['127.0.0.1'] } });
     assert.equal((await allowed.http.raw('GET', SETTINGS)).envelope.code, 'SYS_SUCCESS');

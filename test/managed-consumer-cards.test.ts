@@ -149,6 +149,8 @@ describe('consumer cards (issue 11)', () => {
     const card = await client.consumerCards.apply({ externalUserId: user, cardProfileId: profileId, cardholderName: 'Vip', fundingAsset: 'USDC' })
       .catch((e: unknown) => e);
     assert.ok(card instanceof CardServiceError && card.code === 'INSUFFICIENT_BALANCE', 'fees of 5.50 above free 3.00');
+    // D1: data names the short balance in the partner's terms, never an internal ledger account id.
+    assert.deepEqual(card.data, { errorCode: 'INSUFFICIENT_BALANCE', errorMsg: 'user USDC' });
     await credit(user, 'USDC', '10.00');
     const vip = await client.consumerCards.apply({ externalUserId: user, cardProfileId: profileId, cardholderName: 'Vip', fundingAsset: 'USDC' });
     assert.equal(await client.consumerCards.block({ externalUserId: user, cardId: vip.cardId, block: true }), false);

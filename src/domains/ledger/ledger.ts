@@ -20,7 +20,7 @@
  *       it. Buckets: AVAILABLE (= `free` of 2.3) and PENDING (= `freeze`, authorization holds).
  *       Per currency the amounts must sum to zero. Accounts are locked in account_id order before
  *       anything is written, so concurrent postings never lose an update nor deadlock.
- *       Throws ApiError('INSUFFICIENT_BALANCE', ..., {data: {errorCode: accountId}}) when a
+ *       Throws ApiError('INSUFFICIENT_BALANCE', ..., {data: {errorCode, errorMsg: the short balance}}) when a
  *       non-forced posting would take the AVAILABLE of a non-system account below zero. No SQL has
  *       been sent at that point except the row locks, so the caller may catch it and go on in the
  *       same transaction (an authorization records a decline). `forced: true` is for postings the
@@ -58,6 +58,20 @@ export type { AccountRow, Bucket, MovementFilter, MovementRow, OwnerType };
 
 /** Owner types that mirror money outside the service: they may go negative. */
 const SYSTEM_OWNER_TYPES: ReadonlySet<OwnerType> = new Set(['EXTERNAL', 'CLEARING', 'FEE_INCOME']);
+
+/**
+ * D1: `data.errorMsg` of INSUFFICIENT_BALANCE names the balance that was short in the partner's own
+ * terms (a company pool, a card, a user's asset); ledger account ids and the service's internal user
+ * ids are never shown to partners (no partner endpoint takes them).
+ */
+function balanceHolderOf(account: Pick<AccountRow, 'ownerType' | 'ownerId' | 'currency'>): string {
+  switch (account.ownerType) {
+    case 'ORGANIZATION_POOL': return `pool ${account.ownerId} ${account.currency}`;
+    case 'CARD': return `card ${account.ownerId} ${account.currency}`;
+    case 'MANAGED_USER': return `user ${account.currency}`;
+    default: return account.currency;
+  }
+}
 
 /** Postings carry at most this many entries: a bound on every loop (TigerBeetle style). */
 export const MAX_ENTRIES_PER_POSTING = 16;
@@ -216,7 +230,7 @@ export async function post(q: Queryable, input: PostingInput): Promise<PostingRe
     // available alone) always pass, so a negative free is repaid by the next credits.
     if (e.bucket === 'AVAILABLE' && e.amount.lt(0) && next.available.lt(0) && !account.allowNegative && !input.forced) {
       throw new ApiError('INSUFFICIENT_BALANCE', `Insufficient available balance in ${account.currency}`, {
-        data: { errorCode: 'INSUFFICIENT_BALANCE', errorMsg: `account ${account.accountId}` },
+        data: { errorCode: 'INSUFFICIENT_BALANCE', errorMsg: balanceHolderOf(account) },
       });
     }
     running.set(e.accountId, next);

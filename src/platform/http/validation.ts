@@ -122,6 +122,29 @@ function compiled(schema: object, coerce: boolean): ValidateFunction {
   return validate;
 }
 
+const DECIMAL_INTEGER = /^-?[0-9]+$/;
+const integerFields = new WeakMap<object, string[]>();
+
+/**
+ * D9, D10: an integer of the query string (`page`, `pageSize`) is written in decimal digits. Ajv's
+ * coercion turns any text JavaScript reads as a number into one (`0x10` -> 16, `1e3` -> 1000,
+ * ` 1` -> 1), so such values are refused before it runs. Answers the first offending field, or null.
+ */
+function nonDecimalInteger(schema: object, data: unknown): string | null {
+  if (data === null || typeof data !== 'object') return null;
+  let fields = integerFields.get(schema);
+  if (!fields) {
+    const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+    fields = Object.entries(props).filter(([, p]) => p?.type === 'integer').map(([name]) => name);
+    integerFields.set(schema, fields);
+  }
+  for (const name of fields) {
+    const value = (data as Record<string, unknown>)[name];
+    if (typeof value === 'string' && !DECIMAL_INTEGER.test(value)) return name;
+  }
+  return null;
+}
+
 /** D10: every violation is DAPI_PARAM_INVALID naming the field. */
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const coerce = httpPart !== 'body';
@@ -134,6 +157,10 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
     validate ??= compiled(schema as object, coerce);
     if (httpPart === 'body' && (data === null || typeof data !== 'object' || Array.isArray(data))) {
       return { error: new ApiError('DAPI_PARAM_INVALID', 'Invalid parameter (root): body must be a JSON object') };
+    }
+    if (coerce) {
+      const field = nonDecimalInteger(schema as object, data);
+      if (field !== null) return { error: new ApiError('DAPI_PARAM_INVALID', `Invalid parameter ${field}: must be integer`) };
     }
     if (validate(data)) return { value: data };
     const first = validate.errors![0];

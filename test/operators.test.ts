@@ -158,6 +158,29 @@ describe('operator accounts and the admin API (issue 29)', () => {
     assert.ok(entries.some((e) => e.outcome === 'DONE'));
   });
 
+  it(`attempts sent together are counted one by one: after ${LOCKOUT_FAILURES} the rest of the burst is refused as locked, a right one too`, async () => {
+    // Review rvC: the lock was checked only before the password hash was computed, so every attempt
+    // of a burst passed it and was counted (any number of password or TOTP guesses per lockout), and
+    // a right one finishing after the lock opened a session on the locked account.
+    const created = await createOperatorViaApi(svc, 'bea.burst', 'support');
+    const { password, totpSecret } = created.credentials;
+    svc.clock.advance(30_000);
+    const attempt = (pw: string, code: string) => fetch(`${svc.baseUrl}/console/login`, {
+      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ name: 'bea.burst', password: pw, code }),
+    }).then(async (res) => ({ status: res.status, locked: /locked/.test(await res.text()) }));
+    const extra = 4;
+    const burst = await Promise.all(Array.from({ length: LOCKOUT_FAILURES + extra }, () => attempt('wrong-password', '000000')));
+    assert.ok(burst.every((r) => r.status === 401));
+    assert.equal(burst.filter((r) => !r.locked).length, LOCKOUT_FAILURES, 'only the first attempts are checked');
+    assert.equal(burst.filter((r) => r.locked).length, extra, 'the rest of the burst meets the lock');
+    const right = await attempt(password, totpCode(totpSecret, svc.clock.now()));
+    assert.equal(right.status, 401);
+    const entries = await auditEntries({ actor: 'bea.burst', action: 'login' });
+    assert.equal(entries.filter((e) => e.summary.lockedNow === true).length, 1, 'locked once, not re-locked by the burst');
+    assert.ok(!entries.some((e) => e.outcome === 'DONE'));
+  });
+
   it('a session idle for 15 minutes is over: the console sends back to the login, the admin API answers 401', async () => {
     const created = await createOperatorViaApi(svc, 'ivy.idle', 'viewer');
     const s = await consoleLogin(svc, 'ivy.idle', created.credentials.password, created.credentials.totpSecret);

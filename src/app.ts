@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type http from 'node:http';
@@ -253,6 +254,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
     const raw = body as Buffer;
     req.rawBody = raw;
+    // RFC 8259 8.1: JSON text is UTF-8. A lenient decode would turn every invalid or overlong byte
+    // sequence into U+FFFD and store that in place of what the partner signed (review rvC).
+    if (!isUtf8(raw)) return done(new MalformedJson('Body is not valid UTF-8'), undefined);
     try {
       done(null, parseJson(raw.toString('utf8')));
     } catch {

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import { createHmac } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { rawRequest } from './helpers/raw-http.ts';
@@ -215,5 +216,31 @@ describe('hardening against hostile traffic (issue 13)', () => {
     const long = await slowClient(port, `GET /open-api-corp/card/v1/query?cardId=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, { giveUpMs: 5000 });
     assert.match(long.reply, /^HTTP\/1\.1 431 /);
     assert.equal(envelopeOf(long.reply).code, 'SYS_ILLEGAL_PARAM');
+  });
+
+  it('7. a body whose bytes are not UTF-8 (invalid or overlong sequences) is refused, not stored with U+FFFD in place of the bytes', async () => {
+    // Review rvC: the body was decoded leniently, so a correctly signed body with the byte 0xFF in a
+    // name created the organization "A\uFFFDB" (RFC 8259 8.1: JSON text is UTF-8).
+    const { partner, client } = await svc.newPartner();
+    const post = (name: Buffer) => {
+      const body = Buffer.concat([Buffer.from('{"organizationRef":"utf8-probe","organizationName":"'), name,
+        Buffer.from('","companyRegistrationNumber":"C1","countryCode":"US","fundingCurrencies":["USD"]}')]);
+      const timestamp = String(svc.clock.now());
+      const nonce = String(20000 + Math.floor(Math.random() * 70000));
+      const sign = createHmac('sha256', partner.secretKey!).update(partner.apiKey! + timestamp + nonce).update(body).digest('hex');
+      return fetch(`${svc.baseUrl}/open-api-corp/organization/v1/create`, {
+        method: 'POST', body,
+        headers: { 'content-type': 'application/json', 'x-dapi-api-key': partner.apiKey!, 'x-dapi-timestamp': timestamp, 'x-dapi-nonce': nonce, 'x-dapi-sign': sign },
+      }).then(async (res) => ({ status: res.status, envelope: await res.json() as { code: string } }));
+    };
+    for (const bytes of [[0x41, 0xff, 0x42], [0x41, 0xc0, 0xaf], [0x41, 0xed, 0xa0, 0x80], [0x41, 0xe2, 0x82]]) {
+      const refused = await post(Buffer.from(bytes));
+      assert.equal(refused.status, 400, Buffer.from(bytes).toString('hex'));
+      assert.equal(refused.envelope.code, 'SYS_ILLEGAL_PARAM');
+    }
+    const list = await client.http.raw<{ total: number }>('GET', '/open-api-corp/organization/v1/list');
+    assert.equal(list.envelope.data!.total, 0, 'nothing was created');
+    const ok = await post(Buffer.from('A\u00e9\u4e2d B', 'utf8'));
+    assert.equal(ok.envelope.code, 'SYS_SUCCESS', 'well-formed multi-byte UTF-8 is accepted');
   });
 });

@@ -181,6 +181,28 @@ describe('operator accounts and the admin API (issue 29)', () => {
     assert.ok(!entries.some((e) => e.outcome === 'DONE'));
   });
 
+  it('a failed login under a name no operator can have records no free text as the actor (control characters, look-alikes)', async () => {
+    // Review rvC: the unauthenticated login form wrote whatever name it got (terminal escapes,
+    // "\u0430da.admin" with a Cyrillic a) into the audit trail as the actor.
+    const names = ['\u001b[2Jmallory', '\u0430da.admin', 'eve\nDONE login ada.admin'];
+    for (const name of names) {
+      const res = await fetch(`${svc.baseUrl}/console/login`, {
+        method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ name, password: 'x', code: '000000' }),
+      });
+      assert.equal(res.status, 401);
+    }
+    const entries = await auditEntries({ action: 'login', actor: '(not an operator name)' });
+    assert.ok(entries.length >= names.length);
+    const all = JSON.stringify((await adminApi('/internal/admin/v1/audit-trail?action=login', { token: ADMIN_TOKEN })).body.data);
+    for (const name of names) assert.ok(!all.includes(JSON.stringify(name).slice(1, -1)), `${JSON.stringify(name)} is not in the trail`);
+    await fetch(`${svc.baseUrl}/console/login`, {
+      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ name: 'no.such.operator', password: 'x', code: '000000' }),
+    });
+    assert.equal((await auditEntries({ action: 'login', actor: 'no.such.operator' })).length, 1, 'a well-formed unknown name is kept');
+  });
+
   it('a session idle for 15 minutes is over: the console sends back to the login, the admin API answers 401', async () => {
     const created = await createOperatorViaApi(svc, 'ivy.idle', 'viewer');
     const s = await consoleLogin(svc, 'ivy.idle', created.credentials.password, created.credentials.totpSecret);

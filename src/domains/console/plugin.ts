@@ -3,7 +3,7 @@ import type { AppContext } from '../../platform/context.ts';
 import type { AdminCaller, OperatorRole } from '../../platform/caller.ts';
 import { ApiError } from '../../platform/errors.ts';
 import {
-  csrfMatches, IDLE_TIMEOUT_MS, login, logout, redact, type OperatorGate, type OperatorSession,
+  csrfMatches, IDLE_TIMEOUT_MS, login, logout, OPERATOR_NAME, redact, type OperatorGate, type OperatorSession,
 } from '../operators/index.ts';
 import { html, page, STYLESHEET } from './views.ts';
 import { consolePages } from './pages.ts';
@@ -117,7 +117,10 @@ export function registerConsole(deps: ConsoleDeps) {
       const outcome = await login(deps, { name, password: String(f.password ?? ''), code: String(f.code ?? '') }, async (o) => {
         const caller: AdminCaller = o.operator
           ? { actor: o.operator.name, operatorId: o.operator.operatorId, role: o.operator.role, channel: 'console' }
-          : { actor: name || '(empty)', operatorId: null, role: 'viewer', channel: 'console' };
+          // An unknown name is recorded only when it has an operator name's form: the login form is
+          // unauthenticated, and free text (control characters, terminal escapes, other operators'
+          // look-alikes) must not be written into the audit trail as an actor (review rvC).
+          : { actor: OPERATOR_NAME.test(name) ? name : name ? '(not an operator name)' : '(empty)', operatorId: null, role: 'viewer', channel: 'console' };
         if (o.ok) await gate.record(req, caller, 'login', o.operator.operatorId, {}, 'DONE');
         else await gate.record(req, caller, 'login', caller.operatorId, { reason: o.reason, ...(o.lockedNow ? { lockedNow: true } : {}) }, 'FAILED');
       });

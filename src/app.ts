@@ -53,8 +53,9 @@ import { ledgerAdminRoutes, observeLedgerAudit } from './domains/ledger/index.ts
 import {
   companyAdminRoutes, onCustomerTerminated, onOrganizationTerminated, organizationRoutes, useEmployeeSubjects,
 } from './domains/organizations/index.ts';
-import { PartnerAuthenticator, PartnerCache, partnerRoutes } from './domains/partners/index.ts';
-import { consumerCardRoutes, consumerUpgradeFees, findAsset, PushHub, qrPaymentRoutes, userAssetRoutes } from './domains/managed-balance/index.ts';
+import { authenticatedRow, PartnerAuthenticator, PartnerCache, partnerRoutes } from './domains/partners/index.ts';
+import { ipAllowed } from './platform/http/ip.ts';
+import { consumerCardRoutes, consumerUpgradeFees, findAsset, PushHub, qrPaymentRoutes, userAssetRoutes, type PushGrant } from './domains/managed-balance/index.ts';
 import websocket from '@fastify/websocket';
 import { sandboxRoutes } from './domains/sandbox/index.ts';
 import { scheduleTimeZone, velocityRoutes } from './domains/velocity/index.ts';
@@ -379,7 +380,14 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   // D39: the push stream of the managed-balance model (docs/push.md). Authenticated before the
   // upgrade, like any partner call: the four 5.2 values as headers or, for browsers, as query
   // parameters of the same names, signed over an empty payload. A refusal is a normal JSON answer.
-  const pushHub = new PushHub(ctx, (err) => app.log.warn({ err }, 'push stream read failed; reading again at the next notification or poll'));
+  // An open connection is checked again at every poll interval (review rvC): it is closed (4001) once
+  // its partner is disabled, its credentials replaced or its address removed from the API whitelist.
+  const pushGrantHolds = async (grant: PushGrant): Promise<boolean> => {
+    const partner = await partnerCache.get(grant.apiKey);
+    return partner !== null && partner.partnerId === grant.partnerId && partner.secretKeyEnc === grant.credential
+      && ipAllowed(partner.ipWhitelist.api, grant.ip, config.env);
+  };
+  const pushHub = new PushHub(ctx, (err) => app.log.warn({ err }, 'push stream read failed; reading again at the next notification or poll'), pushGrantHolds);
   app.addHook('onClose', async () => pushHub.close());
   await app.register(websocket, { options: { maxPayload: 4096 } });
   const pushHook = limits.countingFailures('authFailures', 'signed', async (req) => {
@@ -404,7 +412,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     },
   }, (socket, req) => {
     const query = req.query as { since?: string; externalUserId?: string };
-    void pushHub.attach(socket, req.partner!.partnerId, { since: query.since ?? null, from: pushFrom.get(req)!, externalUserId: query.externalUserId ?? null });
+    const row = authenticatedRow(req.partner!);
+    const grant: PushGrant | undefined = row ? { partnerId: row.partnerId, apiKey: row.apiKey, ip: req.ip, credential: row.secretKeyEnc ?? '' } : undefined;
+    void pushHub.attach(socket, req.partner!.partnerId, { since: query.since ?? null, from: pushFrom.get(req)!, externalUserId: query.externalUserId ?? null, grant });
   });
 
   await app.register(registerConsole({ ...ctx, gate: operatorGate, preAuthLimit: async (req) => limits.refuseWhenExceeded('preAuth', req) }), { prefix: '/console' });

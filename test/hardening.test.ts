@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { createHmac } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { ADMIN_TOKEN, closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
 import { rawRequest } from './helpers/raw-http.ts';
 import { missingTool } from './helpers/tools.ts';
 import { callbackUrlViolation, guardedLookup, isForbiddenAddress } from '../src/platform/http/ssrf.ts';
@@ -216,6 +216,23 @@ describe('hardening against hostile traffic (issue 13)', () => {
     const long = await slowClient(port, `GET /open-api-corp/card/v1/query?cardId=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, { giveUpMs: 5000 });
     assert.match(long.reply, /^HTTP\/1\.1 431 /);
     assert.equal(envelopeOf(long.reply).code, 'SYS_ILLEGAL_PARAM');
+  });
+
+  it('8. behind a proxy (TRUST_PROXY=true: proxies on private addresses), the IP whitelist sees the address the proxy saw, not one the client wrote into X-Forwarded-For', async () => {
+    // Review rvC: TRUST_PROXY=true trusted every hop (this test's proxy is the loopback client), so the left-most X-Forwarded-For entry, which
+    // the client writes itself in front of the one its load balancer appends, was the caller's
+    // address: any caller passed any IP whitelist with a forged header.
+    const proxied = await startService({ db: await (await testDatabase()).openAnother(), clock: svc.clock, env: { TRUST_PROXY: 'true' } });
+    try {
+      const { client } = await proxied.newPartner({ ipWhitelist: { api: ['203.0.113.7'], webhook: [], auth: [], retrieval: [] } });
+      const call = (xff: string) => client.http.raw('GET', '/open-api/partner/v1/settings', { headers: { 'X-Forwarded-For': xff } });
+      const forged = await call('203.0.113.7, 198.51.100.20');
+      assert.equal(forged.status, 403, 'the client wrote the allowed address; the proxy saw another');
+      assert.equal(forged.envelope.code, 'DAPI_IP_NOT_ALLOWED');
+      assert.equal((await call('198.51.100.20, 203.0.113.7')).envelope.code, 'SYS_SUCCESS', 'the proxy saw the allowed address');
+    } finally {
+      await proxied.close();
+    }
   });
 
   it('7. a body whose bytes are not UTF-8 (invalid or overlong sequences) is refused, not stored with U+FFFD in place of the bytes', async () => {

@@ -137,6 +137,9 @@ class RequestLogger {
 /** Marks a body that is not JSON: a framework-level rejection (D3). */
 class MalformedJson extends Error {}
 
+/** Route parameters that are secrets: never logged or traced (the credential link's extract key, 4.1). */
+const SECRET_PATH_PARAM = /:extractSecretKey\b/;
+
 export function allRoutes(
   ctx: AppContext,
   partnerCache = new PartnerCache(ctx.db, ctx.config.partnerCacheTtlMs, ctx.config.masterKey),
@@ -270,9 +273,12 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     const route = req.routeOptions.url;
     const seconds = reply.elapsedTime / 1000;
     observeHttpRequest(req.method, route, reply.statusCode, seconds);
-    endServerSpan(req.raw, route, reply.statusCode);
+    // A path that carries a secret (the one-time extract key of 4.1) is logged and traced as its
+    // route with the secret replaced: a refused call leaves the link valid (D14, D54; review rvC).
+    const secretPath = route !== undefined && SECRET_PATH_PARAM.test(route) ? route.replace(SECRET_PATH_PARAM, '[redacted]') : undefined;
+    endServerSpan(req.raw, route, reply.statusCode, secretPath);
     const queryAt = req.url.indexOf('?');
-    (req.log as unknown as RequestLogger).access(req.method, queryAt === -1 ? req.url : req.url.slice(0, queryAt), reply.statusCode,
+    (req.log as unknown as RequestLogger).access(req.method, secretPath ?? (queryAt === -1 ? req.url : req.url.slice(0, queryAt)), reply.statusCode,
       Math.round(reply.elapsedTime * 10) / 10, req.partner?.partnerId, req.ip);
     done();
   });

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../platform/context.ts';
 import type { AdminCaller, OperatorRole } from '../../platform/caller.ts';
 import { ApiError } from '../../platform/errors.ts';
+import { CONTROL_CHARACTERS } from '../../platform/http/validation.ts';
 import {
   csrfMatches, IDLE_TIMEOUT_MS, login, logout, OPERATOR_NAME, redact, type OperatorGate, type OperatorSession,
 } from '../operators/index.ts';
@@ -54,8 +55,17 @@ export function registerConsole(deps: ConsoleDeps) {
     app.addHook('onRoute', (opts) => {
       opts.schema = { ...(opts.schema ?? {}), hide: true };
     });
+    // Forms only (the service's JSON parser is not inherited: a JSON body could carry non-string
+    // fields). Every field follows the rule of every API string (docs/security.md): no control
+    // character (no field of a console form is multi-line) and no lone surrogate; a NUL would
+    // otherwise reach PostgreSQL (500) and a newline or an escape sequence the partner's event
+    // (review rvC).
+    app.removeAllContentTypeParsers();
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 16_384 }, (_req, body, done) => {
-      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+      const fields = Object.fromEntries(new URLSearchParams(body as string));
+      const bad = Object.entries(fields).find(([, value]) => CONTROL_CHARACTERS.test(value));
+      if (bad) return done(new ConsoleRefusal(`The field "${bad[0].slice(0, 40)}" has a control character; no console field takes one.`, 400), undefined);
+      done(null, fields);
     });
 
     app.addHook('onRequest', async (req, reply) => {

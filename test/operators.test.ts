@@ -112,6 +112,15 @@ describe('operator accounts and the admin API (issue 29)', () => {
     assert.equal((await adminApi('/internal/admin/v1/operators', { body: { name: 'sam.support', role: 'viewer' }, token: ADMIN_TOKEN })).body.code, 'DAPI_PARAM_INVALID');
   });
 
+  it('a HEAD request (the GET without its body) reads with a session like the GET: no CSRF token, no DENIED entry', async () => {
+    // Review rvC: every method but GET needed the CSRF token, so a HEAD was refused (403) and
+    // recorded as a denied change although it changes nothing.
+    const before = (await auditEntries({ actor: 'vera.viewer' })).length;
+    const res = await fetch(`${svc.baseUrl}/internal/admin/v1/partners`, { method: 'HEAD', headers: { cookie: viewer.cookie } });
+    assert.equal(res.status, 200);
+    assert.equal((await auditEntries({ actor: 'vera.viewer' })).length, before);
+  });
+
   it('a viewer reads with its session but is refused every change on the admin API (403), each refusal in the audit trail', async () => {
     assert.equal((await adminApi('/internal/admin/v1/partners', { session: viewer })).body.code, 'SYS_SUCCESS');
     assert.equal((await adminApi('/internal/admin/v1/operators', { session: viewer })).status, 403);

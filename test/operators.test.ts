@@ -214,6 +214,25 @@ describe('operator accounts and the admin API (issue 29)', () => {
     assert.equal((await auditEntries({ action: 'login', actor: 'no.such.operator' })).length, 1, 'a well-formed unknown name is kept');
   });
 
+  it('a login form posted from another site is refused (login CSRF); the console\'s own page logs in', async () => {
+    // Review rvC: the login form carries no CSRF token (there is no session yet), so another site
+    // could make a victim's browser log into the attacker's account and work in it.
+    const created = await createOperatorViaApi(svc, 'cy.crosssite', 'viewer');
+    const attempt = (site: string) => {
+      svc.clock.advance(30_000);
+      return fetch(`${svc.baseUrl}/console/login`, {
+        method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': site },
+        body: new URLSearchParams({ name: 'cy.crosssite', password: created.credentials.password, code: totpCode(created.credentials.totpSecret, svc.clock.now()) }),
+      });
+    };
+    for (const site of ['cross-site', 'same-site']) {
+      const res = await attempt(site);
+      assert.equal(res.status, 403, site);
+      assert.equal(res.headers.get('set-cookie'), null, 'no session');
+    }
+    assert.equal((await attempt('same-origin')).status, 303);
+  });
+
   it('a session idle for 15 minutes is over: the console sends back to the login, the admin API answers 401', async () => {
     const created = await createOperatorViaApi(svc, 'ivy.idle', 'viewer');
     const s = await consoleLogin(svc, 'ivy.idle', created.credentials.password, created.credentials.totpSecret);

@@ -84,7 +84,13 @@ export function registerConsole(deps: ConsoleDeps) {
     // Every page but the login needs an open session; an expired one goes back to the login.
     app.addHook('preHandler', async (req, reply) => {
       const path = req.url.split('?')[0];
-      if (PUBLIC_PATHS.has(path)) return;
+      const crossSite = req.method === 'POST' && sentFromAnotherSite(req);
+      if (PUBLIC_PATHS.has(path)) {
+        // The login form has no session to carry a CSRF token: a form another site makes the
+        // browser post would log the victim into the attacker's account (login CSRF; review rvC).
+        if (crossSite) throw new ConsoleRefusal('This form was not sent from the console\'s own page.');
+        return;
+      }
       const check = await gate.session(req);
       if (!check.ok) {
         reply.header('set-cookie', gate.clearedCookie());
@@ -93,8 +99,8 @@ export function registerConsole(deps: ConsoleDeps) {
       const caller = gate.callerOf(check.session, 'console');
       req.admin = caller;
       req.console = { caller, session: check.session, csrf: check.session.csrfToken };
-      if (req.method === 'POST' && !csrfMatches(check.session, form(req)._csrf)) {
-        await gate.record(req, caller, `console ${path}`, null, { reason: 'missing or wrong CSRF token' }, 'DENIED');
+      if (req.method === 'POST' && (crossSite || !csrfMatches(check.session, form(req)._csrf))) {
+        await gate.record(req, caller, `console ${path}`, null, { reason: crossSite ? 'sent from another site' : 'missing or wrong CSRF token' }, 'DENIED');
         throw new ConsoleRefusal('This form was not sent from your console session (missing or wrong CSRF token). Reload the page and try again.');
       }
     });
@@ -154,6 +160,16 @@ export function registerConsole(deps: ConsoleDeps) {
 
     consolePages(app, deps);
   };
+}
+
+/**
+ * A browser's own word that another site (or a sibling subdomain) made it send this request
+ * (Fetch Metadata, `Sec-Fetch-Site`). Absent (a script, an older browser) or `same-origin` / `none`
+ * (typed, bookmarked) passes; the CSRF token and SameSite=Strict remain the other layers.
+ */
+function sentFromAnotherSite(req: FastifyRequest): boolean {
+  const site = req.headers['sec-fetch-site'];
+  return site !== undefined && site !== 'same-origin' && site !== 'none';
 }
 
 function loginPage(notice: string | null, error: string | null): string {

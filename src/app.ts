@@ -423,7 +423,12 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     void pushHub.attach(socket, req.partner!.partnerId, { since: query.since ?? null, from: pushFrom.get(req)!, externalUserId: query.externalUserId ?? null, grant });
   });
 
-  await app.register(registerConsole({ ...ctx, gate: operatorGate, preAuthLimit: async (req) => limits.refuseWhenExceeded('preAuth', req) }), { prefix: '/console' });
+  // A failed console login counts like a wrong admin token (review rvC): each costs a memory-hard
+  // password check, and names can be sprayed across accounts below each one's lockout.
+  const consoleLoginGuard = limits.countingFailures('adminAuthFailures', 'console-login', async (req) => req.consoleLogin!());
+  await app.register(registerConsole({
+    ...ctx, gate: operatorGate, preAuthLimit: async (req) => limits.refuseWhenExceeded('preAuth', req), loginGuard: consoleLoginGuard,
+  }), { prefix: '/console' });
 
   app.get('/openapi.json', { schema: { hide: true } }, async (_req, reply) => {
     reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger()));

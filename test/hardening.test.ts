@@ -9,6 +9,8 @@ import { missingTool } from './helpers/tools.ts';
 import { callbackUrlViolation, guardedLookup, isForbiddenAddress } from '../src/platform/http/ssrf.ts';
 import { postWebhook } from '../src/domains/events/testing.ts';
 import { CardServiceError } from '../sdk/index.ts';
+import { createOperatorViaApi } from './helpers/console.ts';
+import { totpCode } from './helpers/totp.ts';
 
 /** Hostile traffic (issue 13): each numbered item of the attack report, against the real listening server. */
 
@@ -232,6 +234,32 @@ describe('hardening against hostile traffic (issue 13)', () => {
       assert.equal((await call('198.51.100.20, 203.0.113.7')).envelope.code, 'SYS_SUCCESS', 'the proxy saw the allowed address');
     } finally {
       await proxied.close();
+    }
+  });
+
+  it('9. failed console logins from one address count like wrong admin tokens: over the budget, every login (a right one too) is 429 before any check', async () => {
+    // Review rvC: console logins were limited only by the per-address limit of unauthenticated
+    // traffic (12,000 a minute): each one a memory-hard password check, and names could be sprayed
+    // across every account, each staying below its own lockout.
+    const limited = await startService({ env: { ADMIN_AUTH_FAILURE_LIMIT_MAX: '3' }, clock: svc.clock });
+    try {
+      const created = await createOperatorViaApi(limited, 'sid.spray', 'viewer');
+      const login = (name: string, password: string) => {
+        limited.clock.advance(30_000);
+        return fetch(`${limited.baseUrl}/console/login`, {
+          method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ name, password, code: totpCode(created.credentials.totpSecret, limited.clock.now()) }),
+        });
+      };
+      const statuses: number[] = [];
+      for (const name of ['ann.a', 'ben.b', 'cat.c', 'dan.d', 'eve.e']) statuses.push((await login(name, 'guess')).status);
+      assert.deepEqual(statuses, [401, 401, 401, 429, 429]);
+      const right = await login('sid.spray', created.credentials.password);
+      assert.equal(right.status, 429, 'the right credentials wait too');
+      assert.ok(Number(right.headers.get('retry-after')) >= 1);
+      assert.equal(right.headers.get('set-cookie'), null);
+    } finally {
+      await limited.close();
     }
   });
 

@@ -13,6 +13,11 @@ export interface ConsoleDeps extends AppContext {
   gate: OperatorGate;
   /** The service's limit of requests per source address before authentication. */
   preAuthLimit(req: FastifyRequest): Promise<void>;
+  /**
+   * Runs `req.consoleLogin` (which throws SYS_UNAUTHORIZED for a refused attempt) counted against
+   * the address's failed-authentication budget: once over it, SYS_RATE_LIMITED before any check.
+   */
+  loginGuard?(req: FastifyRequest): Promise<void>;
 }
 
 /**
@@ -37,6 +42,8 @@ export interface ConsoleRequest {
 declare module 'fastify' {
   interface FastifyRequest {
     console: ConsoleRequest | null;
+    /** The login attempt a console login runs under ConsoleDeps.loginGuard. */
+    consoleLogin?: () => Promise<void>;
   }
 }
 
@@ -51,6 +58,7 @@ export function registerConsole(deps: ConsoleDeps) {
   const { gate } = deps;
   return async function consolePlugin(app: FastifyInstance): Promise<void> {
     app.decorateRequest('console', null);
+    app.decorateRequest('consoleLogin', undefined);
     // Pages, not API operations: kept out of the OpenAPI document.
     app.addHook('onRoute', (opts) => {
       opts.schema = { ...(opts.schema ?? {}), hide: true };
@@ -130,7 +138,7 @@ export function registerConsole(deps: ConsoleDeps) {
       const f = form(req);
       const name = String(f.name ?? '').trim().slice(0, 40);
       // Every attempt is recorded; a session, or a failure counted toward the lockout, commits with its entry.
-      const outcome = await login(deps, { name, password: String(f.password ?? ''), code: String(f.code ?? '') }, async (o) => {
+      const attempt = () => login(deps, { name, password: String(f.password ?? ''), code: String(f.code ?? '') }, async (o) => {
         const caller: AdminCaller = o.operator
           ? { actor: o.operator.name, operatorId: o.operator.operatorId, role: o.operator.role, channel: 'console' }
           // An unknown name is recorded only when it has an operator name's form: the login form is
@@ -140,7 +148,24 @@ export function registerConsole(deps: ConsoleDeps) {
         if (o.ok) await gate.record(req, caller, 'login', o.operator.operatorId, {}, 'DONE');
         else await gate.record(req, caller, 'login', caller.operatorId, { reason: o.reason, ...(o.lockedNow ? { lockedNow: true } : {}) }, 'FAILED');
       });
+      const made: { outcome?: Awaited<ReturnType<typeof attempt>> } = {};
+      req.consoleLogin = async () => {
+        made.outcome = await attempt();
+        if (!made.outcome.ok) throw new ApiError('SYS_UNAUTHORIZED');
+      };
       reply.type('text/html; charset=utf-8');
+      try {
+        await (deps.loginGuard ?? ((r: FastifyRequest) => r.consoleLogin!()))(req);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        if (err.code === 'SYS_RATE_LIMITED') {
+          // Too many failed logins from this address: refused before any check until the window ends.
+          reply.code(429).headers(err.headers);
+          return loginPage(null, 'Too many failed logins from this address. Wait a minute and try again.');
+        }
+        if (made.outcome === undefined) throw err;
+      }
+      const outcome = made.outcome!;
       if (!outcome.ok) {
         reply.code(401);
         return loginPage(null, outcome.reason === 'LOCKED'

@@ -444,7 +444,10 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       await ping(db);
       database = { status: 'up', latencyMs: Math.round((performance.now() - started) * 10) / 10 };
     } catch (err) {
-      database = { status: 'down', error: err instanceof Error ? err.message.slice(0, 200) : 'unreachable' };
+      // The driver's message names the database's address, port and user: logged for the operator,
+      // not answered to whoever asks this unauthenticated endpoint (review rvC).
+      app.log.warn({ err }, 'readiness: database unreachable');
+      database = { status: 'down', error: 'unreachable (see the service log)' };
     }
     const jobs = config.workers ? jobFreshness(clock.now(), startedAtMs) : [];
     if (database.status === 'down') reply.code(503);

@@ -263,6 +263,25 @@ describe('hardening against hostile traffic (issue 13)', () => {
     }
   });
 
+  it('10. /readyz (unauthenticated) says the database is down without the driver\'s message (address, port, user)', async () => {
+    // Review rvC: the body carried the first 200 characters of the driver's error.
+    const db = svc.db as unknown as { query: (...args: unknown[]) => Promise<unknown> };
+    const query = db.query;
+    db.query = (...args: unknown[]) => args[0] === 'SELECT 1'
+      ? Promise.reject(new Error('password authentication failed for user "cardsvc_prod" at 10.20.30.40:5432'))
+      : query.apply(svc.db, args);
+    try {
+      const res = await fetch(`${svc.baseUrl}/readyz`);
+      assert.equal(res.status, 503);
+      const text = await res.text();
+      assert.equal(JSON.parse(text).database.status, 'down');
+      assert.ok(!/cardsvc_prod|10\.20\.30\.40/.test(text), text);
+      assert.ok(svc.logs.some((l) => l.includes('10.20.30.40')), 'the operator finds the reason in the log');
+    } finally {
+      db.query = query;
+    }
+  });
+
   it('7. a body whose bytes are not UTF-8 (invalid or overlong sequences) is refused, not stored with U+FFFD in place of the bytes', async () => {
     // Review rvC: the body was decoded leniently, so a correctly signed body with the byte 0xFF in a
     // name created the organization "A\uFFFDB" (RFC 8259 8.1: JSON text is UTF-8).

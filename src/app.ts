@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type http from 'node:http';
@@ -52,8 +53,9 @@ import { ledgerAdminRoutes, observeLedgerAudit } from './domains/ledger/index.ts
 import {
   companyAdminRoutes, onCustomerTerminated, onOrganizationTerminated, organizationRoutes, useEmployeeSubjects,
 } from './domains/organizations/index.ts';
-import { PartnerAuthenticator, PartnerCache, partnerRoutes } from './domains/partners/index.ts';
-import { consumerCardRoutes, consumerUpgradeFees, findAsset, PushHub, qrPaymentRoutes, userAssetRoutes } from './domains/managed-balance/index.ts';
+import { authenticatedRow, PartnerAuthenticator, PartnerCache, partnerRoutes } from './domains/partners/index.ts';
+import { ipAllowed } from './platform/http/ip.ts';
+import { consumerCardRoutes, consumerUpgradeFees, findAsset, PushHub, qrPaymentRoutes, userAssetRoutes, type PushGrant } from './domains/managed-balance/index.ts';
 import websocket from '@fastify/websocket';
 import { sandboxRoutes } from './domains/sandbox/index.ts';
 import { scheduleTimeZone, velocityRoutes } from './domains/velocity/index.ts';
@@ -134,6 +136,9 @@ class RequestLogger {
 
 /** Marks a body that is not JSON: a framework-level rejection (D3). */
 class MalformedJson extends Error {}
+
+/** Route parameters that are secrets: never logged or traced (the credential link's extract key, 4.1). */
+const SECRET_PATH_PARAM = /:extractSecretKey\b/;
 
 export function allRoutes(
   ctx: AppContext,
@@ -253,6 +258,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
     const raw = body as Buffer;
     req.rawBody = raw;
+    // RFC 8259 8.1: JSON text is UTF-8. A lenient decode would turn every invalid or overlong byte
+    // sequence into U+FFFD and store that in place of what the partner signed (review rvC).
+    if (!isUtf8(raw)) return done(new MalformedJson('Body is not valid UTF-8'), undefined);
     try {
       done(null, parseJson(raw.toString('utf8')));
     } catch {
@@ -265,9 +273,12 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     const route = req.routeOptions.url;
     const seconds = reply.elapsedTime / 1000;
     observeHttpRequest(req.method, route, reply.statusCode, seconds);
-    endServerSpan(req.raw, route, reply.statusCode);
+    // A path that carries a secret (the one-time extract key of 4.1) is logged and traced as its
+    // route with the secret replaced: a refused call leaves the link valid (D14, D54; review rvC).
+    const secretPath = route !== undefined && SECRET_PATH_PARAM.test(route) ? route.replace(SECRET_PATH_PARAM, '[redacted]') : undefined;
+    endServerSpan(req.raw, route, reply.statusCode, secretPath);
     const queryAt = req.url.indexOf('?');
-    (req.log as unknown as RequestLogger).access(req.method, queryAt === -1 ? req.url : req.url.slice(0, queryAt), reply.statusCode,
+    (req.log as unknown as RequestLogger).access(req.method, secretPath ?? (queryAt === -1 ? req.url : req.url.slice(0, queryAt)), reply.statusCode,
       Math.round(reply.elapsedTime * 10) / 10, req.partner?.partnerId, req.ip);
     done();
   });
@@ -375,7 +386,14 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   // D39: the push stream of the managed-balance model (docs/push.md). Authenticated before the
   // upgrade, like any partner call: the four 5.2 values as headers or, for browsers, as query
   // parameters of the same names, signed over an empty payload. A refusal is a normal JSON answer.
-  const pushHub = new PushHub(ctx, (err) => app.log.warn({ err }, 'push stream read failed; reading again at the next notification or poll'));
+  // An open connection is checked again at every poll interval (review rvC): it is closed (4001) once
+  // its partner is disabled, its credentials replaced or its address removed from the API whitelist.
+  const pushGrantHolds = async (grant: PushGrant): Promise<boolean> => {
+    const partner = await partnerCache.get(grant.apiKey);
+    return partner !== null && partner.partnerId === grant.partnerId && partner.secretKeyEnc === grant.credential
+      && ipAllowed(partner.ipWhitelist.api, grant.ip, config.env);
+  };
+  const pushHub = new PushHub(ctx, (err) => app.log.warn({ err }, 'push stream read failed; reading again at the next notification or poll'), pushGrantHolds);
   app.addHook('onClose', async () => pushHub.close());
   await app.register(websocket, { options: { maxPayload: 4096 } });
   const pushHook = limits.countingFailures('authFailures', 'signed', async (req) => {
@@ -400,10 +418,17 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     },
   }, (socket, req) => {
     const query = req.query as { since?: string; externalUserId?: string };
-    void pushHub.attach(socket, req.partner!.partnerId, { since: query.since ?? null, from: pushFrom.get(req)!, externalUserId: query.externalUserId ?? null });
+    const row = authenticatedRow(req.partner!);
+    const grant: PushGrant | undefined = row ? { partnerId: row.partnerId, apiKey: row.apiKey, ip: req.ip, credential: row.secretKeyEnc ?? '' } : undefined;
+    void pushHub.attach(socket, req.partner!.partnerId, { since: query.since ?? null, from: pushFrom.get(req)!, externalUserId: query.externalUserId ?? null, grant });
   });
 
-  await app.register(registerConsole({ ...ctx, gate: operatorGate, preAuthLimit: async (req) => limits.refuseWhenExceeded('preAuth', req) }), { prefix: '/console' });
+  // A failed console login counts like a wrong admin token (review rvC): each costs a memory-hard
+  // password check, and names can be sprayed across accounts below each one's lockout.
+  const consoleLoginGuard = limits.countingFailures('adminAuthFailures', 'console-login', async (req) => req.consoleLogin!());
+  await app.register(registerConsole({
+    ...ctx, gate: operatorGate, preAuthLimit: async (req) => limits.refuseWhenExceeded('preAuth', req), loginGuard: consoleLoginGuard,
+  }), { prefix: '/console' });
 
   app.get('/openapi.json', { schema: { hide: true } }, async (_req, reply) => {
     reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger()));
@@ -419,7 +444,10 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       await ping(db);
       database = { status: 'up', latencyMs: Math.round((performance.now() - started) * 10) / 10 };
     } catch (err) {
-      database = { status: 'down', error: err instanceof Error ? err.message.slice(0, 200) : 'unreachable' };
+      // The driver's message names the database's address, port and user: logged for the operator,
+      // not answered to whoever asks this unauthenticated endpoint (review rvC).
+      app.log.warn({ err }, 'readiness: database unreachable');
+      database = { status: 'down', error: 'unreachable (see the service log)' };
     }
     const jobs = config.workers ? jobFreshness(clock.now(), startedAtMs) : [];
     if (database.status === 'down') reply.code(503);

@@ -45,7 +45,10 @@ export interface Config {
   credentialLinkTtlMs: number;
   smtpUrl: string | null;
   mailFrom: string;
-  /** Trust X-Forwarded-For from these proxies (fastify trustProxy); false = use the socket address. */
+  /**
+   * Trust X-Forwarded-For from these proxies (fastify trustProxy: addresses, CIDRs or proxy-addr's
+   * names); false = use the socket address. `TRUST_PROXY=true` is the private ranges, see loadConfig.
+   */
   trustProxy: string | boolean;
   logLevel: string;
   /** 'pretty' (readable lines), 'json' (one JSON object per line), or 'auto': pretty when stdout is a terminal. */
@@ -200,6 +203,9 @@ function logFormatFrom(value: string | undefined): Config['logFormat'] {
   return format;
 }
 
+/** proxy-addr's names for the ranges a load balancer in front of the service has its address in. */
+export const TRUSTED_PRIVATE_PROXIES = 'loopback,linklocal,uniquelocal';
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   const notices: string[] = [];
   const announcements: string[] = [];
@@ -242,7 +248,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
 
   const publicBaseUrl = (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, '');
   const trustProxyRaw = env.TRUST_PROXY ?? '';
-  const trustProxy = trustProxyRaw === '' || trustProxyRaw === 'false' ? false : trustProxyRaw === 'true' ? true : trustProxyRaw;
+  // `true` trusts proxies on loopback, link-local and private addresses, not every address: trusting
+  // every hop takes the left-most X-Forwarded-For entry, which the client writes itself in front of
+  // the one its load balancer appends, so any caller passed any IP whitelist with a forged header
+  // (review rvC). Walking from the socket, the first address outside those ranges is the caller.
+  const trustProxy = trustProxyRaw === '' || trustProxyRaw === 'false' ? false : trustProxyRaw === 'true' ? TRUSTED_PRIVATE_PROXIES : trustProxyRaw;
 
   const config: Config = {
     env: deployment,

@@ -130,6 +130,20 @@ describe('request authentication (5.2-5.4, D5-D7)', () => {
     await expectAuthError(client.http.raw('GET', SETTINGS, { query, timestamp, nonce: '33334', headers: { 'X-DAPI-SIGN': decoded } }), 401, 'DAPI_SIGN_INVALID');
   });
 
+  it('a HEAD request (Fastify answers one for every GET route) is signed over its query string like the GET (D6)', async () => {
+    // Review rvC: HEAD was verified as a method with a body, over an empty payload, so its query
+    // string (which the GET handler reads) was not covered by the signature.
+    const head = (query: string, payload: string, nonce: string) => {
+      const timestamp = String(svc.clock.now());
+      return fetch(`${svc.baseUrl}${SETTINGS}?${query}`, {
+        method: 'HEAD',
+        headers: { 'X-DAPI-API-KEY': client.http.apiKey, 'X-DAPI-TIMESTAMP': timestamp, 'X-DAPI-NONCE': nonce, 'X-DAPI-SIGN': client.http.sign(timestamp, nonce, payload) },
+      });
+    };
+    assert.equal((await head('x=1', '', '45001')).status, 401, 'signed over an empty payload: refused');
+    assert.equal((await head('x=1', 'x=1', '45002')).status, 200, 'signed over its query string: accepted');
+  });
+
   it('the POST signature covers the raw body bytes: a body changed after signing is refused', async () => {
     const body = '{"amount": 1.50}';
     const timestamp = String(svc.clock.now());

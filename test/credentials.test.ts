@@ -65,6 +65,19 @@ describe('one-time credential retrieval (4.1, D14)', () => {
     assert.equal(link.consumed_at, null);
   });
 
+  it('the extract key is in no log line: neither a refused call (the link stays valid) nor the one that uses it (D14, D54)', async () => {
+    // Review rvC: the access log wrote the request path, which carries the one-time key; after a
+    // call from the wrong address the link is still valid, so whoever reads the logs held it.
+    const { partner } = await svc.newPartner();
+    const refused = await linkFor(partner.partnerId, '10.1.2.3');
+    assert.equal((await rawRequest(svc.baseUrl, { method: 'GET', path: refused.path })).body.code, 'DAPI_IP_NOT_ALLOWED');
+    const used = await linkFor((await svc.newPartner()).partner.partnerId, '127.0.0.1');
+    assert.equal((await rawRequest(svc.baseUrl, { method: 'GET', path: used.path })).body.code, 'SYS_SUCCESS');
+    const lines = svc.logs.join('');
+    assert.ok(lines.includes('/internal/open-api/v1/secret-extract/[redacted]'), 'the calls are logged, without their key');
+    for (const key of [refused.key, used.key]) assert.ok(!lines.includes(key), 'the extract key is not in the log');
+  });
+
   it('an expired link fails with SECRET_EXTRACT_EXPIRED and issues nothing', async () => {
     const { partner, client } = await svc.newPartner();
     const { path } = await linkFor(partner.partnerId, '127.0.0.1');

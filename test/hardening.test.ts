@@ -1,13 +1,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import { createHmac } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { ADMIN_TOKEN, closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
 import { rawRequest } from './helpers/raw-http.ts';
 import { missingTool } from './helpers/tools.ts';
 import { callbackUrlViolation, guardedLookup, isForbiddenAddress } from '../src/platform/http/ssrf.ts';
 import { postWebhook } from '../src/domains/events/testing.ts';
 import { CardServiceError } from '../sdk/index.ts';
+import { createOperatorViaApi } from './helpers/console.ts';
+import { totpCode } from './helpers/totp.ts';
 
 /** Hostile traffic (issue 13): each numbered item of the attack report, against the real listening server. */
 
@@ -215,5 +218,93 @@ describe('hardening against hostile traffic (issue 13)', () => {
     const long = await slowClient(port, `GET /open-api-corp/card/v1/query?cardId=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, { giveUpMs: 5000 });
     assert.match(long.reply, /^HTTP\/1\.1 431 /);
     assert.equal(envelopeOf(long.reply).code, 'SYS_ILLEGAL_PARAM');
+  });
+
+  it('8. behind a proxy (TRUST_PROXY=true: proxies on private addresses), the IP whitelist sees the address the proxy saw, not one the client wrote into X-Forwarded-For', async () => {
+    // Review rvC: TRUST_PROXY=true trusted every hop (this test's proxy is the loopback client), so the left-most X-Forwarded-For entry, which
+    // the client writes itself in front of the one its load balancer appends, was the caller's
+    // address: any caller passed any IP whitelist with a forged header.
+    const proxied = await startService({ db: await (await testDatabase()).openAnother(), clock: svc.clock, env: { TRUST_PROXY: 'true' } });
+    try {
+      const { client } = await proxied.newPartner({ ipWhitelist: { api: ['203.0.113.7'], webhook: [], auth: [], retrieval: [] } });
+      const call = (xff: string) => client.http.raw('GET', '/open-api/partner/v1/settings', { headers: { 'X-Forwarded-For': xff } });
+      const forged = await call('203.0.113.7, 198.51.100.20');
+      assert.equal(forged.status, 403, 'the client wrote the allowed address; the proxy saw another');
+      assert.equal(forged.envelope.code, 'DAPI_IP_NOT_ALLOWED');
+      assert.equal((await call('198.51.100.20, 203.0.113.7')).envelope.code, 'SYS_SUCCESS', 'the proxy saw the allowed address');
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  it('9. failed console logins from one address count like wrong admin tokens: over the budget, every login (a right one too) is 429 before any check', async () => {
+    // Review rvC: console logins were limited only by the per-address limit of unauthenticated
+    // traffic (12,000 a minute): each one a memory-hard password check, and names could be sprayed
+    // across every account, each staying below its own lockout.
+    const limited = await startService({ env: { ADMIN_AUTH_FAILURE_LIMIT_MAX: '3' }, clock: svc.clock });
+    try {
+      const created = await createOperatorViaApi(limited, 'sid.spray', 'viewer');
+      const login = (name: string, password: string) => {
+        limited.clock.advance(30_000);
+        return fetch(`${limited.baseUrl}/console/login`, {
+          method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ name, password, code: totpCode(created.credentials.totpSecret, limited.clock.now()) }),
+        });
+      };
+      const statuses: number[] = [];
+      for (const name of ['ann.a', 'ben.b', 'cat.c', 'dan.d', 'eve.e']) statuses.push((await login(name, 'guess')).status);
+      assert.deepEqual(statuses, [401, 401, 401, 429, 429]);
+      const right = await login('sid.spray', created.credentials.password);
+      assert.equal(right.status, 429, 'the right credentials wait too');
+      assert.ok(Number(right.headers.get('retry-after')) >= 1);
+      assert.equal(right.headers.get('set-cookie'), null);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('10. /readyz (unauthenticated) says the database is down without the driver\'s message (address, port, user)', async () => {
+    // Review rvC: the body carried the first 200 characters of the driver's error.
+    const db = svc.db as unknown as { query: (...args: unknown[]) => Promise<unknown> };
+    const query = db.query;
+    db.query = (...args: unknown[]) => args[0] === 'SELECT 1'
+      ? Promise.reject(new Error('password authentication failed for user "cardsvc_prod" at 10.20.30.40:5432'))
+      : query.apply(svc.db, args);
+    try {
+      const res = await fetch(`${svc.baseUrl}/readyz`);
+      assert.equal(res.status, 503);
+      const text = await res.text();
+      assert.equal(JSON.parse(text).database.status, 'down');
+      assert.ok(!/cardsvc_prod|10\.20\.30\.40/.test(text), text);
+      assert.ok(svc.logs.some((l) => l.includes('10.20.30.40')), 'the operator finds the reason in the log');
+    } finally {
+      db.query = query;
+    }
+  });
+
+  it('7. a body whose bytes are not UTF-8 (invalid or overlong sequences) is refused, not stored with U+FFFD in place of the bytes', async () => {
+    // Review rvC: the body was decoded leniently, so a correctly signed body with the byte 0xFF in a
+    // name created the organization "A\uFFFDB" (RFC 8259 8.1: JSON text is UTF-8).
+    const { partner, client } = await svc.newPartner();
+    const post = (name: Buffer) => {
+      const body = Buffer.concat([Buffer.from('{"organizationRef":"utf8-probe","organizationName":"'), name,
+        Buffer.from('","companyRegistrationNumber":"C1","countryCode":"US","fundingCurrencies":["USD"]}')]);
+      const timestamp = String(svc.clock.now());
+      const nonce = String(20000 + Math.floor(Math.random() * 70000));
+      const sign = createHmac('sha256', partner.secretKey!).update(partner.apiKey! + timestamp + nonce).update(body).digest('hex');
+      return fetch(`${svc.baseUrl}/open-api-corp/organization/v1/create`, {
+        method: 'POST', body,
+        headers: { 'content-type': 'application/json', 'x-dapi-api-key': partner.apiKey!, 'x-dapi-timestamp': timestamp, 'x-dapi-nonce': nonce, 'x-dapi-sign': sign },
+      }).then(async (res) => ({ status: res.status, envelope: await res.json() as { code: string } }));
+    };
+    for (const bytes of [[0x41, 0xff, 0x42], [0x41, 0xc0, 0xaf], [0x41, 0xed, 0xa0, 0x80], [0x41, 0xe2, 0x82]]) {
+      const refused = await post(Buffer.from(bytes));
+      assert.equal(refused.status, 400, Buffer.from(bytes).toString('hex'));
+      assert.equal(refused.envelope.code, 'SYS_ILLEGAL_PARAM');
+    }
+    const list = await client.http.raw<{ total: number }>('GET', '/open-api-corp/organization/v1/list');
+    assert.equal(list.envelope.data!.total, 0, 'nothing was created');
+    const ok = await post(Buffer.from('A\u00e9\u4e2d B', 'utf8'));
+    assert.equal(ok.envelope.code, 'SYS_SUCCESS', 'well-formed multi-byte UTF-8 is accepted');
   });
 });

@@ -217,6 +217,35 @@ describe('real-time push /card/v1/ws (issue 11, D39)', () => {
     for (const s of subs) s.close();
   });
 
+  it('an open connection ends (4001) once its partner is disabled or its address leaves the whitelist, on another instance too', async () => {
+    // Review rvC: a socket was authenticated once, at the upgrade, and then streamed for as long as
+    // it stayed open: a disabled partner, or an address removed from the API whitelist (a leaked key
+    // being shut off) kept receiving its users' balances and card transactions.
+    const connect = (p: { apiKey: string | null; secretKey: string | null }, nonce: string) => new Promise<{ ws: WebSocket; closed: Promise<number> }>((resolve, reject) => {
+      const ts = String(a.clock.now());
+      const sign = createHmac('sha256', Buffer.from(p.secretKey!, 'utf8')).update(p.apiKey! + ts + nonce, 'utf8').digest('hex');
+      const ws = new WebSocket(`${b.baseUrl.replace('http', 'ws')}/card/v1/ws`, {
+        headers: { 'x-dapi-api-key': p.apiKey!, 'x-dapi-timestamp': ts, 'x-dapi-nonce': nonce, 'x-dapi-sign': sign },
+      });
+      const closed = new Promise<number>((done) => ws.on('close', (code) => done(code)));
+      ws.on('open', () => resolve({ ws, closed }));
+      ws.on('unexpected-response', () => reject(new Error('upgrade refused')));
+      ws.on('error', () => {});
+    });
+    const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<'open'>((resolve) => setTimeout(() => resolve('open'), ms))]);
+    const disabled = (await a.newPartner()).partner;
+    const moved = (await a.newPartner()).partner;
+    const kept = (await a.newPartner()).partner;
+    const [d, m, k] = [await connect(disabled, '31001'), await connect(moved, '31002'), await connect(kept, '31003')];
+    // The changes go through instance A; the sockets are on instance B.
+    await a.admin.updatePartner(disabled.partnerId, { status: 'DISABLED' });
+    await a.admin.updatePartner(moved.partnerId, { ipWhitelist: { api: ['192.0.2.7'], webhook: [], auth: [], retrieval: [] } });
+    assert.equal(await within(d.closed, 10_000), 4001, 'the disabled partner\'s socket is closed');
+    assert.equal(await within(m.closed, 10_000), 4001, 'the socket from an address no longer allowed is closed');
+    assert.equal(await within(k.closed, 1500), 'open', 'an unchanged partner keeps its connection');
+    k.ws.close();
+  });
+
   it('a client that does not read is cut off at the send buffer limit while the API keeps answering', async () => {
     const slow = await startService({ db: await (await testDatabase()).openAnother(), clock: a.clock, env: { PUSH_SEND_BUFFER_BYTES: '65536' } });
     try {

@@ -8,6 +8,7 @@ import { totpCode } from './helpers/totp.ts';
 import { ADMIN_TOKEN, closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { consoleLogin, createOperatorViaApi, type ConsoleSession } from './helpers/console.ts';
 import { fundedCard } from './helpers/authorization.ts';
+import { newCompany, newEmployee } from './helpers/companies.ts';
 
 /**
  * Issue 29: operators, roles, lockout, idle timeout, CSRF and the audit trail, through the real
@@ -111,6 +112,15 @@ describe('operator accounts and the admin API (issue 29)', () => {
     assert.equal((await adminApi('/internal/admin/v1/operators', { body: { name: 'sam.support', role: 'viewer' }, token: ADMIN_TOKEN })).body.code, 'DAPI_PARAM_INVALID');
   });
 
+  it('a HEAD request (the GET without its body) reads with a session like the GET: no CSRF token, no DENIED entry', async () => {
+    // Review rvC: every method but GET needed the CSRF token, so a HEAD was refused (403) and
+    // recorded as a denied change although it changes nothing.
+    const before = (await auditEntries({ actor: 'vera.viewer' })).length;
+    const res = await fetch(`${svc.baseUrl}/internal/admin/v1/partners`, { method: 'HEAD', headers: { cookie: viewer.cookie } });
+    assert.equal(res.status, 200);
+    assert.equal((await auditEntries({ actor: 'vera.viewer' })).length, before);
+  });
+
   it('a viewer reads with its session but is refused every change on the admin API (403), each refusal in the audit trail', async () => {
     assert.equal((await adminApi('/internal/admin/v1/partners', { session: viewer })).body.code, 'SYS_SUCCESS');
     assert.equal((await adminApi('/internal/admin/v1/operators', { session: viewer })).status, 403);
@@ -156,6 +166,71 @@ describe('operator accounts and the admin API (issue 29)', () => {
     const entries = await auditEntries({ actor: 'lee.locked', action: 'login' });
     assert.ok(entries.some((e) => e.outcome === 'FAILED' && e.summary.lockedNow === true));
     assert.ok(entries.some((e) => e.outcome === 'DONE'));
+  });
+
+  it(`attempts sent together are counted one by one: after ${LOCKOUT_FAILURES} the rest of the burst is refused as locked, a right one too`, async () => {
+    // Review rvC: the lock was checked only before the password hash was computed, so every attempt
+    // of a burst passed it and was counted (any number of password or TOTP guesses per lockout), and
+    // a right one finishing after the lock opened a session on the locked account.
+    const created = await createOperatorViaApi(svc, 'bea.burst', 'support');
+    const { password, totpSecret } = created.credentials;
+    svc.clock.advance(30_000);
+    const attempt = (pw: string, code: string) => fetch(`${svc.baseUrl}/console/login`, {
+      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ name: 'bea.burst', password: pw, code }),
+    }).then(async (res) => ({ status: res.status, locked: /locked/.test(await res.text()) }));
+    const extra = 4;
+    const burst = await Promise.all(Array.from({ length: LOCKOUT_FAILURES + extra }, () => attempt('wrong-password', '000000')));
+    assert.ok(burst.every((r) => r.status === 401));
+    assert.equal(burst.filter((r) => !r.locked).length, LOCKOUT_FAILURES, 'only the first attempts are checked');
+    assert.equal(burst.filter((r) => r.locked).length, extra, 'the rest of the burst meets the lock');
+    const right = await attempt(password, totpCode(totpSecret, svc.clock.now()));
+    assert.equal(right.status, 401);
+    const entries = await auditEntries({ actor: 'bea.burst', action: 'login' });
+    assert.equal(entries.filter((e) => e.summary.lockedNow === true).length, 1, 'locked once, not re-locked by the burst');
+    assert.ok(!entries.some((e) => e.outcome === 'DONE'));
+  });
+
+  it('a failed login under a name no operator can have records no free text as the actor (control characters, look-alikes)', async () => {
+    // Review rvC: the unauthenticated login form wrote whatever name it got (terminal escapes,
+    // "\u0430da.admin" with a Cyrillic a) into the audit trail as the actor.
+    const names = ['\u001b[2Jmallory', '\u0430da.admin', 'eve\nDONE login ada.admin'];
+    for (const name of names) {
+      const res = await fetch(`${svc.baseUrl}/console/login`, {
+        method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ name, password: 'x', code: '000000' }),
+      });
+      // A control character is refused with the form (400, no attempt); a look-alike is a failed login.
+      assert.equal(res.status, /[\u0000-\u001f]/.test(name) ? 400 : 401);
+    }
+    const entries = await auditEntries({ action: 'login', actor: '(not an operator name)' });
+    assert.ok(entries.length >= 1);
+    const all = JSON.stringify((await adminApi('/internal/admin/v1/audit-trail?action=login', { token: ADMIN_TOKEN })).body.data);
+    for (const name of names) assert.ok(!all.includes(JSON.stringify(name).slice(1, -1)), `${JSON.stringify(name)} is not in the trail`);
+    await fetch(`${svc.baseUrl}/console/login`, {
+      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ name: 'no.such.operator', password: 'x', code: '000000' }),
+    });
+    assert.equal((await auditEntries({ action: 'login', actor: 'no.such.operator' })).length, 1, 'a well-formed unknown name is kept');
+  });
+
+  it('a login form posted from another site is refused (login CSRF); the console\'s own page logs in', async () => {
+    // Review rvC: the login form carries no CSRF token (there is no session yet), so another site
+    // could make a victim's browser log into the attacker's account and work in it.
+    const created = await createOperatorViaApi(svc, 'cy.crosssite', 'viewer');
+    const attempt = (site: string) => {
+      svc.clock.advance(30_000);
+      return fetch(`${svc.baseUrl}/console/login`, {
+        method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': site },
+        body: new URLSearchParams({ name: 'cy.crosssite', password: created.credentials.password, code: totpCode(created.credentials.totpSecret, svc.clock.now()) }),
+      });
+    };
+    for (const site of ['cross-site', 'same-site']) {
+      const res = await attempt(site);
+      assert.equal(res.status, 403, site);
+      assert.equal(res.headers.get('set-cookie'), null, 'no session');
+    }
+    assert.equal((await attempt('same-origin')).status, 303);
   });
 
   it('a session idle for 15 minutes is over: the console sends back to the login, the admin API answers 401', async () => {
@@ -279,5 +354,33 @@ describe('the audit trail hash chain (issue 29)', () => {
     assert.match(removed.brokenAt!.reason, /head/);
     const verifyAnswer = await adminApi('/internal/admin/v1/audit-trail/verify', { token: ADMIN_TOKEN });
     assert.equal(verifyAnswer.body.data.ok, false);
+  });
+});
+
+describe('console forms refuse control characters like every API string (review rvC)', () => {
+  it('a KYC reason with a NUL, a newline, an escape or another control character is refused with 400 and changes nothing', async () => {
+    // Before: the console's form fields skipped the character rules of every API string (docs/security.md):
+    // a NUL reached PostgreSQL (500, "Something went wrong"), and a newline or an escape sequence
+    // was stored and sent to the partner in CUSTOMER_KYC_CHANGED.reason.
+    const created = await createOperatorViaApi(svc, 'kim.kyc', 'support');
+    const session = await consoleLogin(svc, 'kim.kyc', created.credentials.password, created.credentials.totpSecret);
+    const { client } = await svc.newPartner();
+    const org = await newCompany(client);
+    const employee = await newEmployee(client, org.organizationId);
+    for (const reason of ['bad\u0000reason', 'line one\nline two', '\u001b[31mred', 'del\u007f', 'c1\u0085']) {
+      const res = await fetch(`${svc.baseUrl}/console/kyc/${employee.customerId}`, {
+        method: 'POST', redirect: 'manual', headers: { cookie: session.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ _csrf: session.csrf, decision: 'APPROVED', reason }),
+      });
+      assert.equal(res.status, 400, JSON.stringify(reason));
+      assert.match(await res.text(), /control character/);
+      assert.equal((await client.customers.query(employee.customerId)).kycStatus, 'PENDING', 'nothing changed');
+    }
+    const ok = await fetch(`${svc.baseUrl}/console/kyc/${employee.customerId}`, {
+      method: 'POST', redirect: 'manual', headers: { cookie: session.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _csrf: session.csrf, decision: 'APPROVED', reason: 'Documents checked \u2713' }),
+    });
+    assert.equal(ok.status, 303);
+    assert.equal((await client.customers.query(employee.customerId)).kycStatus, 'APPROVED');
   });
 });

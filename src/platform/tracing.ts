@@ -200,12 +200,16 @@ export function startServerSpan(req: IncomingMessage): void {
   (req as TracedRequest)[SERVER_TRACE] = { span, parent };
 }
 
-/** Ends the request's SERVER span with its route template and status (an error from 500 up). */
-export function endServerSpan(req: IncomingMessage, route: string | undefined, status: number): void {
+/**
+ * Ends the request's SERVER span with its route template and status (an error from 500 up).
+ * `path`: replaces the `url.path` recorded at the start, for a path that carries a secret.
+ */
+export function endServerSpan(req: IncomingMessage, route: string | undefined, status: number, path?: string): void {
   const trace = (req as TracedRequest)[SERVER_TRACE];
   if (!trace) return;
   (req as TracedRequest)[SERVER_TRACE] = undefined;
   const { span } = trace;
+  if (path !== undefined && span.isRecording()) span.setAttribute('url.path', path);
   if (route) {
     span.updateName(`${req.method} ${route}`);
     span.setAttribute('http.route', route);

@@ -2,8 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../platform/context.ts';
 import type { AdminCaller, OperatorRole } from '../../platform/caller.ts';
 import { ApiError } from '../../platform/errors.ts';
+import { CONTROL_CHARACTERS } from '../../platform/http/validation.ts';
 import {
-  csrfMatches, IDLE_TIMEOUT_MS, login, logout, redact, type OperatorGate, type OperatorSession,
+  csrfMatches, IDLE_TIMEOUT_MS, login, logout, OPERATOR_NAME, redact, type OperatorGate, type OperatorSession,
 } from '../operators/index.ts';
 import { html, page, STYLESHEET } from './views.ts';
 import { consolePages } from './pages.ts';
@@ -12,6 +13,11 @@ export interface ConsoleDeps extends AppContext {
   gate: OperatorGate;
   /** The service's limit of requests per source address before authentication. */
   preAuthLimit(req: FastifyRequest): Promise<void>;
+  /**
+   * Runs `req.consoleLogin` (which throws SYS_UNAUTHORIZED for a refused attempt) counted against
+   * the address's failed-authentication budget: once over it, SYS_RATE_LIMITED before any check.
+   */
+  loginGuard?(req: FastifyRequest): Promise<void>;
 }
 
 /**
@@ -36,6 +42,8 @@ export interface ConsoleRequest {
 declare module 'fastify' {
   interface FastifyRequest {
     console: ConsoleRequest | null;
+    /** The login attempt a console login runs under ConsoleDeps.loginGuard. */
+    consoleLogin?: () => Promise<void>;
   }
 }
 
@@ -50,12 +58,22 @@ export function registerConsole(deps: ConsoleDeps) {
   const { gate } = deps;
   return async function consolePlugin(app: FastifyInstance): Promise<void> {
     app.decorateRequest('console', null);
+    app.decorateRequest('consoleLogin', undefined);
     // Pages, not API operations: kept out of the OpenAPI document.
     app.addHook('onRoute', (opts) => {
       opts.schema = { ...(opts.schema ?? {}), hide: true };
     });
+    // Forms only (the service's JSON parser is not inherited: a JSON body could carry non-string
+    // fields). Every field follows the rule of every API string (docs/security.md): no control
+    // character (no field of a console form is multi-line) and no lone surrogate; a NUL would
+    // otherwise reach PostgreSQL (500) and a newline or an escape sequence the partner's event
+    // (review rvC).
+    app.removeAllContentTypeParsers();
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 16_384 }, (_req, body, done) => {
-      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+      const fields = Object.fromEntries(new URLSearchParams(body as string));
+      const bad = Object.entries(fields).find(([, value]) => CONTROL_CHARACTERS.test(value));
+      if (bad) return done(new ConsoleRefusal(`The field "${bad[0].slice(0, 40)}" has a control character; no console field takes one.`, 400), undefined);
+      done(null, fields);
     });
 
     app.addHook('onRequest', async (req, reply) => {
@@ -74,7 +92,13 @@ export function registerConsole(deps: ConsoleDeps) {
     // Every page but the login needs an open session; an expired one goes back to the login.
     app.addHook('preHandler', async (req, reply) => {
       const path = req.url.split('?')[0];
-      if (PUBLIC_PATHS.has(path)) return;
+      const crossSite = req.method === 'POST' && sentFromAnotherSite(req);
+      if (PUBLIC_PATHS.has(path)) {
+        // The login form has no session to carry a CSRF token: a form another site makes the
+        // browser post would log the victim into the attacker's account (login CSRF; review rvC).
+        if (crossSite) throw new ConsoleRefusal('This form was not sent from the console\'s own page.');
+        return;
+      }
       const check = await gate.session(req);
       if (!check.ok) {
         reply.header('set-cookie', gate.clearedCookie());
@@ -83,8 +107,8 @@ export function registerConsole(deps: ConsoleDeps) {
       const caller = gate.callerOf(check.session, 'console');
       req.admin = caller;
       req.console = { caller, session: check.session, csrf: check.session.csrfToken };
-      if (req.method === 'POST' && !csrfMatches(check.session, form(req)._csrf)) {
-        await gate.record(req, caller, `console ${path}`, null, { reason: 'missing or wrong CSRF token' }, 'DENIED');
+      if (req.method === 'POST' && (crossSite || !csrfMatches(check.session, form(req)._csrf))) {
+        await gate.record(req, caller, `console ${path}`, null, { reason: crossSite ? 'sent from another site' : 'missing or wrong CSRF token' }, 'DENIED');
         throw new ConsoleRefusal('This form was not sent from your console session (missing or wrong CSRF token). Reload the page and try again.');
       }
     });
@@ -114,14 +138,34 @@ export function registerConsole(deps: ConsoleDeps) {
       const f = form(req);
       const name = String(f.name ?? '').trim().slice(0, 40);
       // Every attempt is recorded; a session, or a failure counted toward the lockout, commits with its entry.
-      const outcome = await login(deps, { name, password: String(f.password ?? ''), code: String(f.code ?? '') }, async (o) => {
+      const attempt = () => login(deps, { name, password: String(f.password ?? ''), code: String(f.code ?? '') }, async (o) => {
         const caller: AdminCaller = o.operator
           ? { actor: o.operator.name, operatorId: o.operator.operatorId, role: o.operator.role, channel: 'console' }
-          : { actor: name || '(empty)', operatorId: null, role: 'viewer', channel: 'console' };
+          // An unknown name is recorded only when it has an operator name's form: the login form is
+          // unauthenticated, and free text (control characters, terminal escapes, other operators'
+          // look-alikes) must not be written into the audit trail as an actor (review rvC).
+          : { actor: OPERATOR_NAME.test(name) ? name : name ? '(not an operator name)' : '(empty)', operatorId: null, role: 'viewer', channel: 'console' };
         if (o.ok) await gate.record(req, caller, 'login', o.operator.operatorId, {}, 'DONE');
         else await gate.record(req, caller, 'login', caller.operatorId, { reason: o.reason, ...(o.lockedNow ? { lockedNow: true } : {}) }, 'FAILED');
       });
+      const made: { outcome?: Awaited<ReturnType<typeof attempt>> } = {};
+      req.consoleLogin = async () => {
+        made.outcome = await attempt();
+        if (!made.outcome.ok) throw new ApiError('SYS_UNAUTHORIZED');
+      };
       reply.type('text/html; charset=utf-8');
+      try {
+        await (deps.loginGuard ?? ((r: FastifyRequest) => r.consoleLogin!()))(req);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        if (err.code === 'SYS_RATE_LIMITED') {
+          // Too many failed logins from this address: refused before any check until the window ends.
+          reply.code(429).headers(err.headers);
+          return loginPage(null, 'Too many failed logins from this address. Wait a minute and try again.');
+        }
+        if (made.outcome === undefined) throw err;
+      }
+      const outcome = made.outcome!;
       if (!outcome.ok) {
         reply.code(401);
         return loginPage(null, outcome.reason === 'LOCKED'
@@ -141,6 +185,16 @@ export function registerConsole(deps: ConsoleDeps) {
 
     consolePages(app, deps);
   };
+}
+
+/**
+ * A browser's own word that another site (or a sibling subdomain) made it send this request
+ * (Fetch Metadata, `Sec-Fetch-Site`). Absent (a script, an older browser) or `same-origin` / `none`
+ * (typed, bookmarked) passes; the CSRF token and SameSite=Strict remain the other layers.
+ */
+function sentFromAnotherSite(req: FastifyRequest): boolean {
+  const site = req.headers['sec-fetch-site'];
+  return site !== undefined && site !== 'same-origin' && site !== 'none';
 }
 
 function loginPage(notice: string | null, error: string | null): string {

@@ -7,6 +7,6 @@ export { findAsset } from './users.ts';
 export { userAssetRoutes } from './routes.ts';
 export { consumerCardRoutes } from './consumer-card-routes.ts';
 export { qrPaymentRoutes } from './qr-payment-routes.ts';
-export { PushHub, pruneUserStream } from './push.ts';
+export { PushHub, pruneUserStream, type PushGrant } from './push.ts';
 export { consumerUpgradeFees } from './consumer-upgrades.ts';
 export { findManagedUsers } from './operator-views.ts';

@@ -28,6 +28,12 @@ export const PUSH_CLOSE = {
   RESUME_INVALID: 4011,
   /** The service is shutting down: reconnect with since. */
   GOING_AWAY: 1001,
+  /**
+   * What the connection was authenticated with no longer holds: the partner was disabled, its
+   * credentials were replaced, or its address left the API whitelist. A reconnect is authenticated
+   * again (and refused unless the partner signs with its current credentials from an allowed address).
+   */
+  NOT_AUTHORIZED: 4001,
 } as const;
 
 const BATCH = 500;
@@ -35,9 +41,25 @@ const SEQUENCE_BATCH = 1000;
 
 export type PushDeps = Pick<AppContext, 'db' | 'clock' | 'config'>;
 
+/**
+ * What a connection was authenticated with (the upgrade's signed call): checked again while it is
+ * open, so a socket outlives neither the partner's credentials nor its access (review rvC).
+ */
+export interface PushGrant {
+  partnerId: string;
+  apiKey: string;
+  ip: string;
+  /** The sealed secret the upgrade was verified with: replaced credentials change it. */
+  credential: string;
+}
+
+/** Whether a grant still holds (the partner active, the same credentials, the address allowed). */
+export type PushGrantCheck = (grant: PushGrant) => Promise<boolean>;
+
 interface PushClient {
   socket: WebSocket;
   partnerId: string;
+  grant: PushGrant | null;
   externalUserId: string | null;
   /** The last push_seq this client was sent (or chose to start after). */
   lastSent: bigint;
@@ -61,9 +83,14 @@ export class PushHub {
   private timers: NodeJS.Timeout[] = [];
   private running = false;
   private again = false;
+  private checking = false;
 
-  /** `onReadError`: a failed read of the stream (logged by the caller); the next notification or poll reads again. */
-  constructor(private readonly deps: PushDeps, private readonly onReadError: (err: unknown) => void = () => {}) {}
+  /**
+   * `onReadError`: a failed read of the stream (logged by the caller); the next notification or poll
+   * reads again. `grantHolds`: re-checks every open connection's grant at each poll interval.
+   */
+  constructor(private readonly deps: PushDeps, private readonly onReadError: (err: unknown) => void = () => {},
+    private readonly grantHolds: PushGrantCheck | null = null) {}
 
   get connections(): number {
     return this.clients.size;
@@ -76,7 +103,10 @@ export class PushHub {
       for (const channel of ['user_stream', 'user_stream_ready']) {
         this.stopListening.push(await this.deps.db.listen(channel, () => this.kick()));
       }
-      this.timers.push(setInterval(() => this.kick(), this.deps.config.pushPollIntervalMs).unref());
+      this.timers.push(setInterval(() => {
+        this.kick();
+        void this.checkGrants();
+      }, this.deps.config.pushPollIntervalMs).unref());
       this.timers.push(setInterval(() => this.ping(), this.deps.config.pushPingIntervalMs).unref());
     })().catch((err: unknown) => {
       // The database was unreachable: the next connection tries again (the refusal answers this one).
@@ -148,6 +178,37 @@ export class PushHub {
     setTimeout(() => c.socket.terminate(), 2000).unref();
   }
 
+  /**
+   * Closes (4001) every connection whose grant no longer holds: a disabled partner, replaced
+   * credentials or a removed address stop the stream within a poll interval, on every instance,
+   * instead of lasting as long as the socket. One check per distinct grant; a failed check (the
+   * database unreachable) keeps the connections until the next one.
+   */
+  async checkGrants(): Promise<void> {
+    if (this.checking || this.grantHolds === null || this.clients.size === 0) return;
+    this.checking = true;
+    try {
+      const verdicts = new Map<string, Promise<boolean>>();
+      const keyOf = (g: PushGrant) => `${g.partnerId}\n${g.apiKey}\n${g.ip}\n${g.credential}`;
+      for (const c of this.clients) {
+        if (c.grant && !verdicts.has(keyOf(c.grant))) verdicts.set(keyOf(c.grant), this.grantHolds(c.grant));
+      }
+      const settled = new Map<string, boolean>();
+      for (const [key, verdict] of verdicts) {
+        try {
+          settled.set(key, await verdict);
+        } catch (err) {
+          this.onReadError(err);
+        }
+      }
+      for (const c of [...this.clients]) {
+        if (c.grant && settled.get(keyOf(c.grant)) === false) this.drop(c, PUSH_CLOSE.NOT_AUTHORIZED, 'credentials or access no longer valid');
+      }
+    } finally {
+      this.checking = false;
+    }
+  }
+
   private ping(): void {
     for (const c of this.clients) {
       if (!c.alive) {
@@ -174,10 +235,11 @@ export class PushHub {
    * A new authenticated connection. With `since`, first the partner's rows after it (up to what the
    * hub has read), then live rows; without, live rows from `from` on (`position()` before the upgrade).
    */
-  async attach(socket: WebSocket, partnerId: string, options: { since: string | null; from: string; externalUserId: string | null }): Promise<void> {
+  async attach(socket: WebSocket, partnerId: string,
+    options: { since: string | null; from: string; externalUserId: string | null; grant?: PushGrant }): Promise<void> {
     await this.start();
     const c: PushClient = {
-      socket, partnerId, externalUserId: options.externalUserId, lastSent: this.head, replaying: true, alive: true,
+      socket, partnerId, grant: options.grant ?? null, externalUserId: options.externalUserId, lastSent: this.head, replaying: true, alive: true,
     };
     socket.on('pong', () => {
       c.alive = true;

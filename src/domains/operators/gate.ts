@@ -73,8 +73,9 @@ export class OperatorGate {
     const check = await this.session(req);
     if (!check.ok) throw new ApiError('SYS_UNAUTHORIZED', 'Missing or wrong admin bearer token, or no open operator session');
     req.admin = this.callerOf(check.session, 'admin-api');
-    // A change made with a session cookie must prove it comes from the console's own page.
-    if (req.method !== 'GET' && !csrfMatches(check.session, req.headers[CSRF_HEADER])) {
+    // A change made with a session cookie must prove it comes from the console's own page (a HEAD
+    // is its GET without the body: a read).
+    if (req.method !== 'GET' && req.method !== 'HEAD' && !csrfMatches(check.session, req.headers[CSRF_HEADER])) {
       await this.record(req, req.admin, `${req.method} ${req.routeOptions.url ?? req.url}`, null, { reason: 'missing or wrong CSRF token' }, 'DENIED');
       throw new ApiError('SYS_FORBIDDEN', 'Missing or wrong CSRF token');
     }

@@ -5,6 +5,6 @@
 export { operatorRoutes } from './routes.ts';
 export { OperatorGate } from './gate.ts';
 export {
-  createOperator, csrfMatches, listOperators, login, logout, updateOperator, IDLE_TIMEOUT_MS, type OperatorSession,
+  createOperator, csrfMatches, listOperators, login, logout, updateOperator, IDLE_TIMEOUT_MS, OPERATOR_NAME, type OperatorSession,
 } from './service.ts';
 export { listAudit, redact } from './audit.ts';

@@ -146,6 +146,11 @@ async function decideLogin(ctx: AppContext, operatorId: string, passwordOk: bool
   const nowMs = now.getTime();
   return ctx.db.tx(async (q): Promise<LoginOutcome> => {
     const locked = (await findOperatorById(q, operatorId, true))!;
+    // The lock is decided again on the locked row: attempts sent together all pass the check made
+    // before the password hash was computed, and without this one each of them would be counted
+    // (a burst of N guesses for the lockout's 5), and a right one among them would open a session
+    // on an account the burst had just locked (PCI DSS 8.3.4).
+    if (locked.lockedUntil && locked.lockedUntil.getTime() > nowMs) return { ok: false, reason: 'LOCKED', operator: locked, lockedNow: false };
     // RFC 6238 5.2: a code is accepted once; a replayed (or older) step counts as a failure.
     const fresh = step !== null && step > Number(locked.totpLastStep);
     if (!passwordOk || !fresh) {

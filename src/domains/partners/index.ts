@@ -4,7 +4,7 @@
  * and the top level import only from here.
  */
 export { partnerRoutes } from './routes.ts';
-export { newReplayGuard, throwUnlessNew, PartnerAuthenticator, PartnerCache, type ReplayGuard, revealPartnerSecret } from './authenticate.ts';
+export { authenticatedRow, newReplayGuard, throwUnlessNew, PartnerAuthenticator, PartnerCache, type ReplayGuard, revealPartnerSecret } from './authenticate.ts';
 export {
   partnerExists, partnersByIds, partnerView, sweepReplayStore, revealWebhookSecret, rotateWebhookSecret, webhookSecretStatus,
   webhookTargetsOf, WEBHOOK_SECRET_DEFAULT_OVERLAP_S, type WebhookTarget,

@@ -67,10 +67,14 @@ const headerOf = (req: IncomingSigned) => (name: string) => {
   return typeof value === 'string' ? value : undefined;
 };
 
-/** The 5.2 values of a signed call from its headers; the payload is the raw query string (GET) or the raw body (D6). */
+/**
+ * The 5.2 values of a signed call from its headers; the payload is the raw query string (GET) or the
+ * raw body (D6). HEAD, which Fastify answers for every GET route by running the GET's handler, is
+ * signed like that GET: over its query string, which the handler reads (it has no body).
+ */
 export function signedRequestOf(req: IncomingSigned): SignedRequest {
   const queryAt = req.url.indexOf('?');
-  const payload = req.method === 'GET'
+  const payload = req.method === 'GET' || req.method === 'HEAD'
     ? (queryAt === -1 || queryAt === req.url.length - 1 ? EMPTY_PAYLOAD : Buffer.from(req.url.slice(queryAt + 1), 'utf8'))
     : req.rawBody ?? EMPTY_PAYLOAD;
   return signedWith(headerOf(req), payload, req.ip);

@@ -91,15 +91,24 @@ interface Billing {
   billingCurrency: string | null;
 }
 
-function billingOf(input: { billingAmount?: WireAmount; billingCurrency?: string }): Billing {
+/**
+ * The network's conversion of a message whose `amount` (in `currency`) was already checked. In the
+ * transaction's own currency there is nothing to convert: the billing amount is the amount
+ * (docs/authorizations.md "Currencies"), so a different one is refused. Otherwise a message could
+ * hold, measure velocity caps (D31) and credit refunds with a figure unrelated to what the
+ * merchant charged in that very currency (USD 50.00 billed USD 0.01 passed a USD 10.00
+ * per-transaction cap and held 0.01).
+ */
+function billingOf(input: { billingAmount?: WireAmount; billingCurrency?: string }, amount: Amount, currency: string): Billing {
   if ((input.billingAmount === undefined) !== (input.billingCurrency === undefined)) {
     throw paramInvalid(input.billingAmount === undefined ? 'billingAmount' : 'billingCurrency', 'billingAmount and billingCurrency come together');
   }
   if (input.billingAmount === undefined) return { billingAmount: null, billingCurrency: null };
-  return {
-    billingAmount: currencyAmount('billingAmount', input.billingAmount, input.billingCurrency!, 'billingCurrency'),
-    billingCurrency: input.billingCurrency!,
-  };
+  const billingAmount = currencyAmount('billingAmount', input.billingAmount, input.billingCurrency!, 'billingCurrency');
+  if (input.billingCurrency === currency && !billingAmount.eq(amount)) {
+    throw paramInvalid('billingAmount', `must equal amount when billingCurrency is the transaction currency ${currency}`);
+  }
+  return { billingAmount, billingCurrency: input.billingCurrency! };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -125,7 +134,7 @@ export interface AuthorizationInput {
 
 export async function authorize(deps: AuthorizationDeps, input: AuthorizationInput): Promise<TransactionView> {
   const amount = currencyAmount('amount', input.amount, input.currency, 'currency');
-  const billing = billingOf(input);
+  const billing = billingOf(input, amount, input.currency);
   if (!isIsoCountry(input.merchantCountry)) throw paramInvalid('merchantCountry', 'must be an ISO 3166-1 alpha-2 code');
   const at = now(deps);
   // Issue 27: the partner decision, after the checks' await, is a step of this authorization's trace too.
@@ -393,7 +402,7 @@ export interface RefundInput extends Omit<AuthorizationInput, 'mcc' | 'merchantC
 /** Refund (D32, 2.3 rule 3): credits free of the card's funds; usage is left alone. */
 export async function refund(deps: AuthorizationDeps, input: RefundInput): Promise<TransactionView> {
   const amount = currencyAmount('amount', input.amount, input.currency, 'currency');
-  const billing = billingOf(input);
+  const billing = billingOf(input, amount, input.currency);
   if (input.merchantCountry !== undefined && !isIsoCountry(input.merchantCountry)) {
     throw paramInvalid('merchantCountry', 'must be an ISO 3166-1 alpha-2 code');
   }

@@ -349,6 +349,35 @@ describe('authorization settlement and network ingress (D32, D33, D34, D40)', ()
       }
     });
 
+    it('a sandbox simulation gets a fresh network id whatever its body says: another partner\'s id neither answers that partner\'s record nor takes the network\'s id (D10, D40)', async () => {
+      const a = await fundedCard(svc, { funds: '50.00' });
+      const b = await fundedCard(svc, { funds: '50.00' });
+      const secret = await a.client.sandbox.authorize(purchase(a.card.cardId, '12.34', { merchantName: 'Partner A shop' }));
+      // Unknown body fields are ignored (D10): they must not reach the engine either.
+      const smuggled = { networkTransactionId: secret.networkTransactionId, transactionTime: 'not a time' };
+      const own = await b.client.sandbox.authorize({ ...purchase(b.card.cardId, '1.00'), ...smuggled } as never);
+      assert.equal(own.cardId, b.card.cardId, 'B gets its own authorization, not A\'s record');
+      assert.notEqual(own.transId, secret.transId);
+      assert.notEqual(own.networkTransactionId, secret.networkTransactionId);
+      assert.equal(own.merchantName, 'Blue Bottle Coffee');
+      const refunded = await b.client.sandbox.refund({ cardId: b.card.cardId, amount: decimal('1.00'), currency: 'USD', merchantName: 'x', mcc: '58x', ...smuggled } as never);
+      assert.equal(refunded.messageType, 'REFUND');
+      assert.equal(refunded.cardId, b.card.cardId);
+      assert.equal(refunded.mcc, null, 'an unchecked mcc is not stored');
+      // A partner cannot take a network id before the network sends it.
+      const future = ref('net');
+      const early = await b.client.sandbox.authorize({ ...purchase(b.card.cardId, '1.00'), networkTransactionId: future } as never);
+      assert.notEqual(early.networkTransactionId, future);
+      const network = await networkClient(svc);
+      const real = await network.call<CardTransaction>('POST', '/internal/network/v1/authorization', { body: { networkTransactionId: future, ...purchase(a.card.cardId, '5.00') } });
+      assert.equal(real.cardId, a.card.cardId);
+      assert.equal(real.source, 'NETWORK');
+      assert.deepEqual(await fundsOf(a), { available: '32.66', pending: '17.34', total: '50.00' });
+      assert.deepEqual(await fundsOf(b), { available: '49.00', pending: '2.00', total: '51.00' });
+      await audit(a.partner.partnerId);
+      await audit(b.partner.partnerId);
+    });
+
     it('the ingress takes only a network key: partner keys, bad signatures and addresses off its list are refused', async () => {
       const w = await fundedCard(svc);
       const body = authorizeBody(w.card.cardId, '1.00');

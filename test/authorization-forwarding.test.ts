@@ -10,6 +10,8 @@ import { ref } from './helpers/cards.ts';
 import { expectCode } from './helpers/companies.ts';
 
 type Behaviour = 'approve' | 'decline' | 'late' | 'wrong-key' | 'garbage' | 'other-trans-id' | 'http-500' | 'bad-padding'
+  // A valid approval sent as a redirect (D38: never followed, its body never read as an answer), padded past 64 KiB, or trickled past the deadline.
+  | 'redirect' | 'huge' | 'slow-body'
   // Resets the connection without answering: on a connection that already served a request, or always.
   | 'drop-reused' | 'drop-all';
 
@@ -67,6 +69,21 @@ class PartnerEndpoint {
       }
       const handler = createAuthUrlHandler({ partnerPrivateKey: this.keys.privateKey, servicePublicKey: this.servicePublicKey, decide });
       const answer = await handler(body);
+      if (this.behaviour === 'redirect') {
+        res.writeHead(302, { location: `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/auth`, 'content-type': 'application/json' }).end(answer.body);
+        return;
+      }
+      if (this.behaviour === 'huge') {
+        // Still valid JSON of a valid approval: only the size refuses it.
+        res.writeHead(200, { 'content-type': 'application/json' }).end(answer.body + ' '.repeat(100 * 1024));
+        return;
+      }
+      if (this.behaviour === 'slow-body') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(answer.body.slice(0, 10));
+        setTimeout(() => { if (!res.destroyed) res.end(answer.body.slice(10)); }, 700);
+        return;
+      }
       if (this.behaviour === 'wrong-key') {
         // The right encrypted answer, signed by a key the service does not know.
         const { data } = JSON.parse(answer.body) as { data: string };
@@ -157,10 +174,13 @@ describe('authorization forwarding to the partner auth_url over RSA (5.6, D37, D
   for (const [behaviour, reason] of [
     ['late', 'TIMEOUT'], ['wrong-key', 'SIGNATURE_INVALID'], ['garbage', 'MALFORMED_ANSWER'], ['other-trans-id', 'TRANS_ID_MISMATCH'],
     ['http-500', 'HTTP_STATUS'], ['bad-padding', 'SIGNATURE_INVALID'],
+    ['redirect', 'HTTP_STATUS'], ['huge', 'TRANSPORT_ERROR'], ['slow-body', 'TIMEOUT'],
   ] as const) {
     it(`an answer that is ${behaviour} applies the stand-in: PARTNER_TIMEOUT (${reason})`, async () => {
       const funds = await fundsOf(w);
+      const asked = partnerEndpoint.seen.length;
       const t = await authorizeWith(behaviour);
+      if (behaviour === 'redirect') assert.equal(partnerEndpoint.seen.length, asked + 1, 'the redirect is not followed');
       assert.equal(t.approved, false);
       assert.equal(t.declineReason, 'PARTNER_TIMEOUT');
       assert.equal(t.declineDetail, reason);

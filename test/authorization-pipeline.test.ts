@@ -276,6 +276,30 @@ describe('authorization pipeline (D20, D31, D32, D34, D45, D47)', () => {
     assert.deepEqual(await fundsOf(w), { available: '100.00', pending: '0.00', total: '100.00' });
   });
 
+  it('in the transaction\'s own currency the billing amount is the amount: another one is DAPI_PARAM_INVALID, for authorizations and refunds, and writes nothing', async () => {
+    // docs/authorizations.md "Currencies": USD 50.00 billed USD 0.01 used to hold 0.01 and pass a USD 10.00 per-transaction cap (D31).
+    const w = await fundedCard(svc, { funds: '100.00' });
+    await withRule(w, { purchaseControl: { amountLimits: [{ currency: 'USD', perTransaction: decimal('10.00') }] } });
+    const [{ n: before }] = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM card_transactions WHERE card_id = $1', [w.card.cardId]);
+    await expectCode(w.client.sandbox.authorize(purchase(w.card.cardId, '50.00', { billingAmount: decimal('0.01'), billingCurrency: 'USD' })), 'DAPI_PARAM_INVALID', 'billingAmount');
+    await expectCode(w.client.sandbox.refund({ cardId: w.card.cardId, amount: decimal('1.00'), currency: 'USD', merchantName: 'x', billingAmount: decimal('500.00'), billingCurrency: 'USD' }),
+      'DAPI_PARAM_INVALID', 'billingAmount');
+    const network = await networkClient(svc);
+    await expectCode(network.call('POST', '/internal/network/v1/authorization', {
+      body: { networkTransactionId: ref('net'), ...purchase(w.card.cardId, '50.00', { billingAmount: decimal('0.01'), billingCurrency: 'USD' }) },
+    }), 'DAPI_PARAM_INVALID', 'billingAmount');
+    const [{ n: after }] = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM card_transactions WHERE card_id = $1', [w.card.cardId]);
+    assert.equal(after, before, 'nothing recorded');
+    assert.deepEqual(await fundsOf(w), { available: '100.00', pending: '0.00', total: '100.00' });
+    // The same figure written either way is the amount; a conversion from another currency is the network's.
+    const same = await w.client.sandbox.authorize(purchase(w.card.cardId, '5.00', { billingAmount: decimal('5.0'), billingCurrency: 'USD' }));
+    assert.equal(same.approved, true);
+    assert.equal(text(same.holdAmount), '5.00');
+    const converted = await w.client.sandbox.authorize(purchase(w.card.cardId, '39.00', { currency: 'HKD', billingAmount: decimal('5.00'), billingCurrency: 'USD' }));
+    assert.equal(converted.approved, true);
+    assert.deepEqual(await fundsOf(w), { available: '90.00', pending: '10.00', total: '100.00' });
+  });
+
   it('a declined authorization is recorded and listed with its reason, and a partner sees only its own', async () => {
     const w = await cardWorld(svc);
     const s = await fundedCard(svc, { world: w, funds: '1.00' });

@@ -176,6 +176,31 @@ describe('authorization settlement and network ingress (D32, D33, D34, D40)', ()
     assert.deepEqual(await fundsOf(w), { available: '0.00', pending: '1.00', total: '1.00' });
   });
 
+  it('a dedicated card cancelled with holds: what reversals, expiry, a smaller clearing and refunds release goes back to the pool, a debt stays for the next credit (D29, D33)', async () => {
+    const w = await fundedCard(svc, { dedicated: true, funds: '100.00' });
+    const pool = async () => fundsOf({ ...w, card: { ...w.card, balanceMode: 'SHARED' } });
+    const auths: CardTransaction[] = [];
+    for (let i = 0; i < 4; i++) auths.push(await w.client.sandbox.authorize(purchase(w.card.cardId, '10.00')));
+    await w.client.cards.cancel(w.card.cardId);
+    // docs/cards.md: the cancellation sweeps the available balance to the pool; the holds stay.
+    assert.deepEqual(await fundsOf(w), { available: '0.00', pending: '40.00', total: '40.00' });
+    assert.deepEqual(await pool(), { available: '60.00', pending: '0.00', total: '60.00' });
+    await w.client.sandbox.reverse({ transId: auths[0].transId, amount: decimal('10.00') });
+    await w.client.sandbox.clear({ transId: auths[1].transId, amount: decimal('4.00') });
+    await w.client.sandbox.expire({ transId: auths[2].transId });
+    assert.deepEqual(await fundsOf(w), { available: '0.00', pending: '10.00', total: '10.00' }, 'nothing stays on the cancelled card');
+    assert.deepEqual(await pool(), { available: '86.00', pending: '0.00', total: '86.00' });
+    // A clearing above its hold leaves a debt on the card; the next credit repays it and the rest goes to the pool.
+    await w.client.sandbox.clear({ transId: auths[3].transId, amount: decimal('12.00') });
+    assert.deepEqual(await fundsOf(w), { available: '-2.00', pending: '0.00', total: '-2.00' });
+    await w.client.sandbox.refund({ cardId: w.card.cardId, amount: decimal('5.00'), currency: 'USD', merchantName: 'Shop', transId: auths[3].transId });
+    assert.deepEqual(await fundsOf(w), { available: '0.00', pending: '0.00', total: '0.00' });
+    assert.deepEqual(await pool(), { available: '89.00', pending: '0.00', total: '89.00' }, '100 - 4 - 12 + 5');
+    const lines = await w.client.funding.statement({ organizationId: w.org.organizationId, cardId: w.card.cardId });
+    assert.equal(lines.result.filter((l) => l.type === 'CARD_CANCEL_SWEEP').length, 5, 'the cancellation and four releases swept');
+    await audit(w.partner.partnerId);
+  });
+
   it('holds not cleared in 30 days expire through the job: funds and usage come back (D34)', async () => {
     const w = await fundedCard(svc, { funds: '30.00' });
     const t = await w.client.sandbox.authorize(purchase(w.card.cardId, '12.00'));
@@ -347,6 +372,35 @@ describe('authorization settlement and network ingress (D32, D33, D34, D40)', ()
       } finally {
         await second.close();
       }
+    });
+
+    it('a sandbox simulation gets a fresh network id whatever its body says: another partner\'s id neither answers that partner\'s record nor takes the network\'s id (D10, D40)', async () => {
+      const a = await fundedCard(svc, { funds: '50.00' });
+      const b = await fundedCard(svc, { funds: '50.00' });
+      const secret = await a.client.sandbox.authorize(purchase(a.card.cardId, '12.34', { merchantName: 'Partner A shop' }));
+      // Unknown body fields are ignored (D10): they must not reach the engine either.
+      const smuggled = { networkTransactionId: secret.networkTransactionId, transactionTime: 'not a time' };
+      const own = await b.client.sandbox.authorize({ ...purchase(b.card.cardId, '1.00'), ...smuggled } as never);
+      assert.equal(own.cardId, b.card.cardId, 'B gets its own authorization, not A\'s record');
+      assert.notEqual(own.transId, secret.transId);
+      assert.notEqual(own.networkTransactionId, secret.networkTransactionId);
+      assert.equal(own.merchantName, 'Blue Bottle Coffee');
+      const refunded = await b.client.sandbox.refund({ cardId: b.card.cardId, amount: decimal('1.00'), currency: 'USD', merchantName: 'x', mcc: '58x', ...smuggled } as never);
+      assert.equal(refunded.messageType, 'REFUND');
+      assert.equal(refunded.cardId, b.card.cardId);
+      assert.equal(refunded.mcc, null, 'an unchecked mcc is not stored');
+      // A partner cannot take a network id before the network sends it.
+      const future = ref('net');
+      const early = await b.client.sandbox.authorize({ ...purchase(b.card.cardId, '1.00'), networkTransactionId: future } as never);
+      assert.notEqual(early.networkTransactionId, future);
+      const network = await networkClient(svc);
+      const real = await network.call<CardTransaction>('POST', '/internal/network/v1/authorization', { body: { networkTransactionId: future, ...purchase(a.card.cardId, '5.00') } });
+      assert.equal(real.cardId, a.card.cardId);
+      assert.equal(real.source, 'NETWORK');
+      assert.deepEqual(await fundsOf(a), { available: '32.66', pending: '17.34', total: '50.00' });
+      assert.deepEqual(await fundsOf(b), { available: '49.00', pending: '2.00', total: '51.00' });
+      await audit(a.partner.partnerId);
+      await audit(b.partner.partnerId);
     });
 
     it('the ingress takes only a network key: partner keys, bad signatures and addresses off its list are refused', async () => {

@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type Static, type TObject } from 'typebox';
 import { PagingQuery } from '../../platform/http/schema.ts';
 import type { ErrorCode } from '../../platform/errors.ts';
 import { route, type RouteDef } from '../../platform/http/router.ts';
@@ -27,6 +27,19 @@ const AUTHORIZE_ERRORS: ErrorCode[] = ['CARD_INVALID'];
 const SETTLE_ERRORS: ErrorCode[] = ['TRANSACTION_NOT_FOUND', 'TRANSACTION_STATUS_INVALID', 'TRANSACTION_AMOUNT_INVALID'];
 const REFUND_ERRORS: ErrorCode[] = ['CARD_INVALID', 'CURRENCY_NOT_ALLOWED', 'TRANSACTION_NOT_FOUND'];
 
+/**
+ * The fields a message's schema declares, and only those. D10 keeps unknown body fields (ignored,
+ * not refused), so a spread body would hand the engine fields its route does not offer: a sandbox
+ * simulation naming `networkTransactionId` was answered another partner's transaction record with
+ * that id (card, merchant, amounts) and took network ids before the network sent them, and an
+ * unchecked `transactionTime` or refund `mcc` reached the database. Sandbox simulations get a fresh
+ * id each (docs/authorizations.md "Idempotency of network messages").
+ */
+function declaredFields<T extends TObject>(schema: T, body: Static<T>): Static<T> {
+  const fields = body as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(schema.properties).filter((k) => fields[k] !== undefined).map((k) => [k, fields[k]])) as Static<T>;
+}
+
 /** Sandbox simulations of D40 (partner-signed, sandbox only), the network ingress, and the partner reads. */
 export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
   const paging = (q: { page?: number; pageSize?: number }) => ({ page: q.page ?? 1, pageSize: q.pageSize ?? 20 });
@@ -37,7 +50,7 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
       summary: 'Simulate a card authorization through the full pipeline',
       description: `Runs exactly the engine the card network ingress runs. ${DECISION_NOTE} When currency is not a settlement currency of the card, send billingAmount and billingCurrency (the network's conversion); otherwise the decline is CURRENCY_NOT_ALLOWED.`,
       body: SimulateAuthorizationBody, data: TransactionOut, errors: AUTHORIZE_ERRORS,
-      handler: ({ body, partner }) => observedAuthorize('SANDBOX', () => authorize(deps, { ...body, source: 'SANDBOX', partnerId: partner.partnerId })),
+      handler: ({ body, partner }) => observedAuthorize('SANDBOX', () => authorize(deps, { ...declaredFields(SimulateAuthorizationBody, body), source: 'SANDBOX', partnerId: partner.partnerId })),
     }),
     route({
       method: 'POST', url: '/open-api/sandbox/v1/simulate/clearing', auth: 'partner', tag: 'Sandbox', sandboxOnly: true,
@@ -59,7 +72,7 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
       description: 'Credits free of the card\'s funds (the company pool or the dedicated balance); velocity usage is left alone. `transId` optionally names the purchase returned.',
       body: SimulateRefundBody, data: TransactionOut, errors: REFUND_ERRORS,
       handler: ({ body, partner }) => observedSettlement('refund', 'SANDBOX', () => refund(deps, {
-        ...body, source: 'SANDBOX', partnerId: partner.partnerId,
+        ...declaredFields(SimulateRefundBody, body), source: 'SANDBOX', partnerId: partner.partnerId,
         original: body.transId ? { transId: body.transId, partnerId: partner.partnerId } : undefined,
       })),
     }),
@@ -70,7 +83,7 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
       summary: 'An authorization request from the card network',
       description: `Signed with an operator-issued network key. Idempotent on networkTransactionId: a retry is answered exactly as the first time and booked once. ${DECISION_NOTE}`,
       body: NetworkAuthorizationBody, data: TransactionOut, errors: AUTHORIZE_ERRORS,
-      handler: ({ body }) => observedAuthorize('NETWORK', () => authorize(deps, { ...body, source: 'NETWORK', partnerId: null })),
+      handler: ({ body }) => observedAuthorize('NETWORK', () => authorize(deps, { ...declaredFields(NetworkAuthorizationBody, body), source: 'NETWORK', partnerId: null })),
     }),
     route({
       method: 'POST', url: '/internal/network/v1/clearing', auth: 'network', tag: 'Network ingress',
@@ -95,7 +108,7 @@ export function authorizationRoutes(deps: AuthorizationRouteDeps): RouteDef[] {
       summary: 'A merchant refund credited to a card',
       body: NetworkRefundBody, data: TransactionOut, errors: REFUND_ERRORS,
       handler: ({ body }) => observedSettlement('refund', 'NETWORK', () => refund(deps, {
-        ...body, source: 'NETWORK', partnerId: null,
+        ...declaredFields(NetworkRefundBody, body), source: 'NETWORK', partnerId: null,
         original: body.originalNetworkTransactionId ? { networkTransactionId: body.originalNetworkTransactionId } : undefined,
       })),
     }),

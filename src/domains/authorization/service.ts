@@ -23,7 +23,7 @@ import { parseJson } from '../../platform/http/json.ts';
 import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema.ts';
 import { Decimal } from 'decimal.js';
 import { atRate, CORPORATE_SCALE, fromDb, parseAmount, toDb, type Amount } from '../../platform/money.ts';
-import { findSpendCard, type SpendCard } from '../cards/index.ts';
+import { findSpendCard, isCancelledDedicatedCard, type SpendCard } from '../cards/index.ts';
 import { mailLowBalanceAlert } from '../funding/index.ts';
 import type { AppContext } from '../../platform/context.ts';
 import { findAccount, findAccountById, getOrCreateAccount, post, type EntryInput } from '../ledger/index.ts';
@@ -91,15 +91,24 @@ interface Billing {
   billingCurrency: string | null;
 }
 
-function billingOf(input: { billingAmount?: WireAmount; billingCurrency?: string }): Billing {
+/**
+ * The network's conversion of a message whose `amount` (in `currency`) was already checked. In the
+ * transaction's own currency there is nothing to convert: the billing amount is the amount
+ * (docs/authorizations.md "Currencies"), so a different one is refused. Otherwise a message could
+ * hold, measure velocity caps (D31) and credit refunds with a figure unrelated to what the
+ * merchant charged in that very currency (USD 50.00 billed USD 0.01 passed a USD 10.00
+ * per-transaction cap and held 0.01).
+ */
+function billingOf(input: { billingAmount?: WireAmount; billingCurrency?: string }, amount: Amount, currency: string): Billing {
   if ((input.billingAmount === undefined) !== (input.billingCurrency === undefined)) {
     throw paramInvalid(input.billingAmount === undefined ? 'billingAmount' : 'billingCurrency', 'billingAmount and billingCurrency come together');
   }
   if (input.billingAmount === undefined) return { billingAmount: null, billingCurrency: null };
-  return {
-    billingAmount: currencyAmount('billingAmount', input.billingAmount, input.billingCurrency!, 'billingCurrency'),
-    billingCurrency: input.billingCurrency!,
-  };
+  const billingAmount = currencyAmount('billingAmount', input.billingAmount, input.billingCurrency!, 'billingCurrency');
+  if (input.billingCurrency === currency && !billingAmount.eq(amount)) {
+    throw paramInvalid('billingAmount', `must equal amount when billingCurrency is the transaction currency ${currency}`);
+  }
+  return { billingAmount, billingCurrency: input.billingCurrency! };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -125,7 +134,7 @@ export interface AuthorizationInput {
 
 export async function authorize(deps: AuthorizationDeps, input: AuthorizationInput): Promise<TransactionView> {
   const amount = currencyAmount('amount', input.amount, input.currency, 'currency');
-  const billing = billingOf(input);
+  const billing = billingOf(input, amount, input.currency);
   if (!isIsoCountry(input.merchantCountry)) throw paramInvalid('merchantCountry', 'must be an ISO 3166-1 alpha-2 code');
   const at = now(deps);
   // Issue 27: the partner decision, after the checks' await, is a step of this authorization's trace too.
@@ -240,6 +249,39 @@ function fundsHoldOf(auth: TransactionRow): Amount {
 }
 
 /**
+ * A dedicated card cancelled while it still held authorizations: its balance went back to the
+ * company pool at cancellation and its holds stayed (docs/cards.md "cancel"). What a later release
+ * (reversal, expiry, decline), a clearing below the hold or a refund leaves on its available goes
+ * back to the pool too, in the same transaction and as the same CARD_CANCEL_SWEEP posting; otherwise
+ * it stayed on a card no transfer may touch (D29). A debt (negative available, D33) stays on the card
+ * for its next credits. `cancelled` comes from isCancelledDedicatedCard, asked before the card's
+ * money moved (it share-locks the card row: card row, then accounts, the cancellation's order).
+ */
+async function sweepCancelledCard(
+  q: Queryable, cancelled: boolean, card: { partnerId: string; organizationId: string | null; cardId: string }, fundsAccountId: string, at: Date,
+): Promise<void> {
+  if (!cancelled) return;
+  invariant(card.organizationId !== null, `dedicated card ${card.cardId} has a company`);
+  const account = await findAccountById(q, fundsAccountId);
+  invariant(account !== null && account.ownerType === 'CARD' && account.ownerId === card.cardId, `funds account ${fundsAccountId} is card ${card.cardId}'s`);
+  if (!account.available.gt(0)) return;
+  const pool = await getOrCreateAccount(q, {
+    partnerId: card.partnerId, ownerType: 'ORGANIZATION_POOL', ownerId: card.organizationId, currency: account.currency, organizationId: card.organizationId,
+  }, at);
+  await post(q, {
+    partnerId: card.partnerId,
+    kind: 'CARD_CANCEL_SWEEP',
+    entries: [
+      { accountId: account.accountId, amount: account.available.neg(), bucket: 'AVAILABLE' },
+      { accountId: pool.accountId, amount: account.available, bucket: 'AVAILABLE' },
+    ],
+    reference: card.cardId,
+    description: 'Released to a cancelled card: returned to the pool',
+    createTime: at,
+  });
+}
+
+/**
  * Moves `amount` (billing currency) of the hold back to free (reversal, expiry, partner decline)
  * and gives the usage back (D32). With a rated asset the funds released are the same share of the
  * asset hold, rounded down, and all of it when the billing hold reaches zero. Returns the posting
@@ -256,6 +298,7 @@ export async function releaseHold(
     : amount.eq(hold) ? fundsHold
     : fundsHold.times(amount).dividedBy(hold).toDecimalPlaces(auth.fundsScale!, Decimal.ROUND_DOWN);
   invariant(funds.gte(0) && funds.lte(fundsHold), `release of ${auth.transId} within its asset hold`);
+  const cancelled = await isCancelledDedicatedCard(q, auth.cardId);
   // Account row before usage rows: the lock order of card_authorize, so the two never deadlock.
   const posting = funds.isZero() ? null : await post(q, {
     partnerId: auth.partnerId,
@@ -267,6 +310,7 @@ export async function releaseHold(
     reference: auth.transId,
     createTime: at,
   });
+  await sweepCancelledCard(q, cancelled, auth, auth.fundsAccountId, at);
   await releaseUsage(q, {
     partnerId: auth.partnerId,
     card: { cardId: auth.cardId, subjectType: auth.subjectType, subjectId: auth.subjectId },
@@ -305,6 +349,7 @@ export async function clear(deps: AuthorizationDeps, input: SettleInput): Promis
       throw new ApiError('TRANSACTION_STATUS_INVALID', `Authorization ${auth.transId} is ${auth.status}`);
     }
     invariant(auth.fundsAccountId !== null, `approved authorization ${auth.transId} has a funds account`);
+    const cancelled = await isCancelledDedicatedCard(q, auth.cardId);
     const at = now(deps);
     // In the funds account's currency: the billing amounts, or a consumer card's rated asset at the
     // authorization's rate (D35; the final amount rounded up like the hold).
@@ -319,6 +364,7 @@ export async function clear(deps: AuthorizationDeps, input: SettleInput): Promis
     const posting = await post(q, {
       partnerId: auth.partnerId, kind: 'CLEARING', entries, forced: finalFunds.gt(hold), reference: auth.transId, createTime: at,
     });
+    await sweepCancelledCard(q, cancelled, auth, auth.fundsAccountId, at);
     const postedTransactionId = newId('pt');
     const body = await insertSettlement(q, {
       ...settlementBase(auth, input.source, messageId, at),
@@ -393,7 +439,7 @@ export interface RefundInput extends Omit<AuthorizationInput, 'mcc' | 'merchantC
 /** Refund (D32, 2.3 rule 3): credits free of the card's funds; usage is left alone. */
 export async function refund(deps: AuthorizationDeps, input: RefundInput): Promise<TransactionView> {
   const amount = currencyAmount('amount', input.amount, input.currency, 'currency');
-  const billing = billingOf(input);
+  const billing = billingOf(input, amount, input.currency);
   if (input.merchantCountry !== undefined && !isIsoCountry(input.merchantCountry)) {
     throw paramInvalid('merchantCountry', 'must be an ISO 3166-1 alpha-2 code');
   }
@@ -410,6 +456,7 @@ export async function refund(deps: AuthorizationDeps, input: RefundInput): Promi
       throw new ApiError('CURRENCY_NOT_ALLOWED', `Card ${card.cardId} does not settle in ${billingCurrency}`);
     }
     const at = now(deps);
+    const cancelled = card.balanceMode === 'DEDICATED' && await isCancelledDedicatedCard(q, card.cardId);
     const fundsAccountId = await fundsAccountOf(q, card, billingCurrency, at);
     const credited = await refundInFunds(deps, q, card, original, billingAmount);
     const posting = await post(q, {
@@ -422,6 +469,7 @@ export async function refund(deps: AuthorizationDeps, input: RefundInput): Promi
       reference: original?.transId ?? null,
       createTime: at,
     });
+    await sweepCancelledCard(q, cancelled, card, fundsAccountId, at);
     return insertSettlement(q, {
       transId: newId('tx'),
       partnerId: card.partnerId,

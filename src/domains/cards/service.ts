@@ -19,7 +19,7 @@ import {
 import { ensureCardsReady, type CardDeps } from './profiles.ts';
 import { cancelUpgradeOfCancelledCard, openUpgradesOf } from './upgrades.ts';
 import {
-  findApplicationById, findApplicationByRef, findCard, findCardById as findCardRowById, findCardProfile, findCardSecret, findDepositAccount,
+  findApplicationById, findApplicationByRef, findCard, findCardById as findCardRowById, findCardProfile, findCardSecret, findDepositAccount, lockCardStateShared,
   findTransferByExternalId, insertCardApplication, insertDepositAccount, insertTransfer, listCards, listDedicatedCardsOfOrganization,
   listDepositAccounts, lockOpenCardsOfSubject, setCardStatus, type Card, type CardApplication, type CardProfile, type CardStatus,
   type CardSubjectType,
@@ -202,6 +202,17 @@ export async function cardOrderDetail(deps: CardDeps, partnerId: string, cardOrd
 /** A card by id alone, any partner, any state: for internal callers that resolved the partner already (authorization). */
 export async function findCardById(q: Queryable, cardId: string): Promise<Card | null> {
   return findCardRowById(q, cardId);
+}
+
+/**
+ * A settlement about to move money of `cardId` (D29, docs/cards.md "cancel"): true when it is a
+ * CANCELLED dedicated card, whose balance belongs back in the company pool. Share-locks the card row
+ * (a cancellation locks it first, so the two serialize: the sweep at cancellation sees what the
+ * settlement released, or the settlement sees the card cancelled).
+ */
+export async function isCancelledDedicatedCard(q: Queryable, cardId: string): Promise<boolean> {
+  const card = await lockCardStateShared(q, cardId);
+  return card !== null && card.balanceMode === 'DEDICATED' && card.status === 'CANCELLED';
 }
 
 /** What velocity needs of a card (its port, wired in src/app.ts). */

@@ -313,6 +313,17 @@ export async function findCardById(q: Queryable, cardId: string): Promise<Card |
   return rows[0] ?? null;
 }
 
+/**
+ * Whether a corporate card is a CANCELLED dedicated card, its row share-locked until the caller's
+ * transaction ends: a settlement takes it before moving the card's money, so a cancellation (which
+ * locks the row first) and the release serialize. Null for a card that is not corporate.
+ */
+export async function lockCardStateShared(q: Queryable, cardId: string): Promise<{ status: string; balanceMode: string } | null> {
+  const rows = await q.query<{ status: string; balanceMode: string }>(
+    `SELECT status, balance_mode AS "balanceMode" FROM cards WHERE card_id = $1 AND subject_type <> 'USER' FOR SHARE`, [cardId]);
+  return rows[0] ?? null;
+}
+
 export async function findCardSecret(q: Queryable, partnerId: string, cardId: string): Promise<CardSecretRow | null> {
   const rows = await q.query<CardSecretRow>(
     `SELECT card_id AS "cardId", pan_key_id AS "panKeyId", pan_enc AS "panEnc", cvk_key_id AS "cvkKeyId"

@@ -22,7 +22,7 @@ export const metricsRegistry = new Registry();
  * baseline, issue 27). Read at module load: metrics are declared at module level.
  */
 export const metricsEnabled = process.env.METRICS_ENABLED !== 'false';
-const NOOP = { inc() {}, dec() {}, set() {}, observe() {}, reset() {}, labels() { return NOOP; } };
+const NOOP = { inc() {}, dec() {}, set() {}, observe() {}, reset() {}, remove() {}, labels() { return NOOP; } };
 
 export const EXPOSITION_CONTENT_TYPE = metricsRegistry.contentType;
 

@@ -18,7 +18,7 @@ import { rsaDecryptSegmented, rsaEncryptSegmented, type AuthorizationRequest, ty
 import { AuthUrlForwarder, ServiceKeys, type PartnerDecisionStage } from '../src/domains/authorization/index.ts';
 import { recoverDecisions, DECISION_GRACE_MS, type PartnerExchange } from '../src/domains/authorization/testing.ts';
 import type { Db, Queryable } from '../src/platform/db/db.ts';
-import { scrape } from './helpers/metrics.ts';
+import { delta, scrape } from './helpers/metrics.ts';
 import { closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
 import { fundedCard, fundsOf, networkClient, purchase, text, usageOf, type SpendWorld } from './helpers/authorization.ts';
 import { ref } from './helpers/cards.ts';
@@ -425,7 +425,12 @@ describe('issue 26: a forwarded authorization always ends in one recorded decisi
       assert.equal(first.t.declineDetail, 'SERVICE_ERROR');
       assert.equal((await w.client.transactions.query(first.t.transId)).status, 'PENDING', 'still held until the decision is recorded');
       svc.clock.advance(DEADLINE_MS + DECISION_GRACE_MS + 1);
+      const countedBefore = await scrape(svc.baseUrl);
       const retry = await send(body);
+      const countedAfter = await scrape(svc.baseUrl);
+      // Review rvG: the stand-in the copy recorded is counted like every recorded forwarding decision.
+      assert.equal(delta(countedBefore, countedAfter, 'authorization_forwardings_total', { outcome: 'STAND_IN_DECLINED' }), 1);
+      assert.equal(delta(countedBefore, countedAfter, 'authorization_forwarding_stand_ins_total', { stand_in_reason: 'SERVICE_ERROR' }), 1);
       assert.equal(retry.t.declineReason, 'PARTNER_TIMEOUT');
       assert.equal(retry.t.declineDetail, 'SERVICE_ERROR');
       await assertGivenBack(w, retry.t, before);
@@ -442,6 +447,7 @@ describe('issue 26: a forwarded authorization always ends in one recorded decisi
       const first = await sendWhileRefusing(body, /INSERT INTO auth_forwardings/, Infinity);
       assert.equal(first.t.declineDetail, 'SERVICE_ERROR');
       assert.equal((await fundsOf(w)).pending, '1.00');
+      const countedBefore = await scrape(svc.baseUrl);
       assert.equal(await recoverDecisions(svc.ctx), 0, 'not due yet: the request may still record it');
       const recovery = { job: 'auth-decision-recovery' };
       assert.equal((await scrape(svc.baseUrl)).value('job_pending_items', recovery), 0, 'not in the backlog before it is due');
@@ -451,7 +457,11 @@ describe('issue 26: a forwarded authorization always ends in one recorded decisi
       assert.equal(due.value('job_pending_items', recovery), 1);
       assert.ok(due.value('job_lag_seconds', recovery) > 0);
       assert.equal(await recoverDecisions(svc.ctx), 1);
-      assert.equal((await scrape(svc.baseUrl)).value('job_pending_items', recovery), 0);
+      const countedAfter = await scrape(svc.baseUrl);
+      assert.equal(countedAfter.value('job_pending_items', recovery), 0);
+      // Review rvG: the recorded stand-in is counted like every recorded forwarding decision.
+      assert.equal(delta(countedBefore, countedAfter, 'authorization_forwardings_total', { outcome: 'STAND_IN_DECLINED' }), 1);
+      assert.equal(delta(countedBefore, countedAfter, 'authorization_forwarding_stand_ins_total', { stand_in_reason: 'SERVICE_ERROR' }), 1);
       const stored = await w.client.transactions.query(first.t.transId);
       assert.equal(stored.declineReason, 'PARTNER_TIMEOUT');
       assert.equal(stored.declineDetail, 'SERVICE_ERROR');

@@ -6,6 +6,7 @@ import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { deliverDueEvents } from '../src/domains/events/testing.ts';
 import { processCardApplications } from '../src/domains/cards/testing.ts';
+import { auditLedger } from '../src/domains/ledger/index.ts';
 import { closeTestDatabase, startService, testDatabase, ADMIN_TOKEN, MASTER_KEY, type TestService } from './helpers/service.ts';
 import { fundedCard, purchase, type SpendWorld } from './helpers/authorization.ts';
 import { cardWorld, ref } from './helpers/cards.ts';
@@ -219,5 +220,26 @@ describe('Prometheus metrics (issue 27)', () => {
     } finally {
       svc.clock.advance(-2 * 3_600_000);
     }
+  });
+
+  it('ledger_audit_last_ok and _findings are absent before the first whole-ledger audit, not 0 (review rvG: 0 paged LedgerAuditFailed)', async () => {
+    const text = async () => (await fetch(`${svc.baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+    const before = await text();
+    assert.match(before, /^ledger_audit_last_run_timestamp_seconds 0$/m, 'no audit has run in this database');
+    assert.doesNotMatch(before, /^ledger_audit_last_ok /m);
+    assert.doesNotMatch(before, /^ledger_audit_last_findings /m);
+    const report = await auditLedger(svc.db, {});
+    const after = await text();
+    assert.match(after, new RegExp(`^ledger_audit_last_ok ${report.ok ? 1 : 0}$`, 'm'));
+    assert.match(after, new RegExp(`^ledger_audit_last_findings ${report.findings.length}$`, 'm'));
+    assert.doesNotMatch(after, /^ledger_audit_last_run_timestamp_seconds 0$/m);
+  });
+
+  it('job_stale_after_seconds is each job\'s /readyz bound (review rvG: JobStale paged the hourly ledger-audit after 15 minutes)', async () => {
+    const s = await scrape(svc.baseUrl);
+    const ready = await (await fetch(`${svc.baseUrl}/readyz`)).json() as { jobs: { job: string; boundSeconds: number }[] };
+    assert.ok(ready.jobs.length >= 10);
+    for (const j of ready.jobs) assert.equal(Math.round(s.value('job_stale_after_seconds', { job: j.job })), j.boundSeconds, j.job);
+    assert.equal(s.value('job_stale_after_seconds', { job: 'ledger-audit' }), 2 * 3600 + 60, 'hourly check: twice its interval and a minute');
   });
 });

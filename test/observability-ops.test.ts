@@ -1,9 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
 import { scrape, type Scrape } from './helpers/metrics.ts';
 import { ROOT } from './helpers/compiled-service.ts';
@@ -11,6 +12,7 @@ import { ROOT } from './helpers/compiled-service.ts';
 const OPS = path.join(ROOT, 'ops');
 const RULES_FILE = path.join(OPS, 'prometheus', 'alerts.yml');
 const DASHBOARD_FILE = path.join(OPS, 'grafana', 'card-issuing-service.json');
+const RULES_TEST_FILE = path.join(OPS, 'prometheus', 'alerts.test.yml');
 
 /** PromQL words that are not metric names (functions, aggregations, keywords, label names in by/on lists are removed first). */
 const PROMQL_WORDS = new Set(['sum', 'rate', 'increase', 'max', 'min', 'avg', 'count', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right',
@@ -81,6 +83,22 @@ describe('dashboards and alert rules (issue 27)', () => {
     for (const a of alerts) {
       assert.ok((a.annotations?.summary ?? '').length > 10, `${a.alert} has a summary`);
       assert.ok((a.annotations?.runbook ?? '').length > 100, `${a.alert} has a runbook`);
+    }
+  });
+
+  it('promtool test rules: the alerts fire on the series the service exports, and only then (review rvG)', () => {
+    // promtool compares annotations exactly: the rules are tested without them (the runbooks are checked above).
+    const doc = parseYaml(readFileSync(RULES_FILE, 'utf8')) as { groups: { rules: { annotations?: unknown }[] }[] };
+    for (const g of doc.groups) for (const r of g.rules) delete r.annotations;
+    const dir = mkdtempSync(path.join(tmpdir(), 'alerts-'));
+    try {
+      writeFileSync(path.join(dir, 'alerts.yml'), stringifyYaml(doc));
+      writeFileSync(path.join(dir, 'alerts.test.yml'), readFileSync(RULES_TEST_FILE, 'utf8'));
+      const run = promtool(['test', 'rules', path.join(dir, 'alerts.test.yml')]);
+      assert.equal(run.status, 0, run.stdout + run.stderr);
+      assert.match(run.stdout, /SUCCESS/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

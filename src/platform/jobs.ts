@@ -456,6 +456,12 @@ const jobItems = counter('job_items_total', 'Items worked by background jobs, by
 const jobLastRun = gauge('job_last_run_timestamp_seconds', 'When the last run of a job or periodic task ended in this process (Unix time)', ['job']);
 const jobPending = gauge('job_pending_items', 'Items of a job due now and not leased (from the database: the same on every instance)', ['job']);
 const jobLag = gauge('job_lag_seconds', 'How long the oldest due item of a job has waited past its due time (0 when none is due)', ['job']);
+/**
+ * The freshness bound of each job and task (the one /readyz applies): the JobStale alert compares
+ * the time since the last run with it, so an hourly task (ledger-audit) is not called stale after
+ * 15 minutes (review rvG).
+ */
+const jobStaleAfter = gauge('job_stale_after_seconds', 'How long after its last run a job or periodic task counts as stale (its interval + lease + 60 s; periodic tasks twice their interval + 60 s), as /readyz says', ['job']);
 
 /** When each job or task last finished a run in this process (its clock), and how. */
 const lastRuns = new Map<string, { endedAtMs: number; result: 'ok' | 'error' }>();
@@ -486,11 +492,13 @@ const FRESHNESS_SLACK_MS = 60_000;
 export function observeJobs(runtime: Pick<JobRuntime, 'db' | 'clock'>, work: { jobs: AnyJobDefinition[]; tasks?: PeriodicTask[] }): void {
   for (const def of work.jobs) {
     watched.set(def.name, def.intervalMs + def.leaseMs + FRESHNESS_SLACK_MS);
+    jobStaleAfter.set({ job: def.name }, (def.intervalMs + def.leaseMs + FRESHNESS_SLACK_MS) / 1000);
     jobRuns.inc({ job: def.name, result: 'ok' }, 0);
     jobRuns.inc({ job: def.name, result: 'error' }, 0);
   }
   for (const task of work.tasks ?? []) {
     watched.set(task.name, 2 * task.intervalMs + FRESHNESS_SLACK_MS);
+    jobStaleAfter.set({ job: task.name }, (2 * task.intervalMs + FRESHNESS_SLACK_MS) / 1000);
     jobRuns.inc({ job: task.name, result: 'ok' }, 0);
     jobRuns.inc({ job: task.name, result: 'error' }, 0);
   }

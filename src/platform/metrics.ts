@@ -22,7 +22,7 @@ export const metricsRegistry = new Registry();
  * baseline, issue 27). Read at module load: metrics are declared at module level.
  */
 export const metricsEnabled = process.env.METRICS_ENABLED !== 'false';
-const NOOP = { inc() {}, dec() {}, set() {}, observe() {}, reset() {}, labels() { return NOOP; } };
+const NOOP = { inc() {}, dec() {}, set() {}, observe() {}, reset() {}, remove() {}, labels() { return NOOP; } };
 
 export const EXPOSITION_CONTENT_TYPE = metricsRegistry.contentType;
 
@@ -225,8 +225,8 @@ export function observeDatabasePool(db: Db): void {
 
 /** Requests refused with 429, by limit: partner (per-partner budget), preAuth, admin, authFailures, adminAuthFailures (by address). */
 export const rateLimitRefusals = counter('http_rate_limited_total', 'Requests refused with 429, by the limit that refused them', ['kind']);
-/** Failed authentications, by kind (signed: partner and network signatures; admin: the bearer token) and the error code answered. */
-export const authenticationFailures = counter('http_authentication_failures_total', 'Failed authentications by kind (signed, admin) and the code answered (DAPI_SIGN_INVALID, SYS_UNAUTHORIZED, ...)', ['kind', 'reason']);
+/** Failed authentications, by kind (signed: partner and network signatures; admin: the bearer token; console-login) and the error code answered. */
+export const authenticationFailures = counter('http_authentication_failures_total', 'Failed authentications by kind (signed, admin, console-login) and the code answered (DAPI_SIGN_INVALID, SYS_UNAUTHORIZED, ...)', ['kind', 'reason']);
 
 // ---- The scrape endpoint on its own port ----
 

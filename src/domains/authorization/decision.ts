@@ -28,6 +28,7 @@ import { parseJson } from '../../platform/http/json.ts';
 import { runJobOnce, type JobDefinition, type JobLog } from '../../platform/jobs.ts';
 import { fromDb, toWire } from '../../platform/money.ts';
 import { cleanText } from '../../platform/text.ts';
+import { countOverdueStandIn } from './forwarding-metrics.ts';
 import { insertApprovalForwarding, insertForwarding, STAND_IN_REASONS, type ForwardingOutcome, type ForwardingRow, type StandInReason } from './forwarding-store.ts';
 import type { TransactionView } from './schemas.ts';
 import { releaseHold } from './service.ts';
@@ -332,6 +333,7 @@ export async function awaitDecision(deps: Deps, stage: PartnerDecisionStage | nu
         const at = new Date(nowMs);
         const result = await deps.db.tx((q) => decideIn(q, at, transId, { overdueAt: at },
           serviceError('no decision was recorded by its due time', nowMs - heldAt)));
+        if (result.kind === 'RECORDED') countOverdueStandIn(result.outcome);
         if (result.kind !== 'BUSY') return result.view;
       }
     } catch {
@@ -367,6 +369,10 @@ export function decisionRecoveryJob(): JobDefinition<AwaitedDecision> {
       if (result.kind === 'BUSY') return 'LOST_LEASE';
       if (result.kind === 'ALREADY') return 'ALREADY_DECIDED';
       return { result: result.outcome ?? 'DECIDED', level: 'warn', fields: { transId: d.transId, partnerId: d.partnerId } };
+    },
+    // The stand-in recorded, counted once committed (review rvG).
+    afterCommit: async (_d, outcome) => {
+      if (outcome.result === 'STAND_IN_APPROVED' || outcome.result === 'STAND_IN_DECLINED') countOverdueStandIn(outcome.result);
     },
     fail: async (q, d, failure) => {
       const released = await releaseDecisionLease(q, d.transId, failure.lease.token, failure.retryAt);

@@ -11,7 +11,7 @@ import { counter, histogram } from '../../platform/metrics.ts';
 import { inSpan } from '../../platform/tracing.ts';
 import type { TransactionView } from './schemas.ts';
 import type { PartnerDecisionStage, PartnerExchange } from './decision.ts';
-import { STAND_IN_REASONS } from './forwarding-store.ts';
+import { forwardings, standIns } from './forwarding-metrics.ts';
 import { DECLINE_REASONS } from './service.ts';
 import type { Source } from './store.ts';
 
@@ -24,12 +24,6 @@ const decisionDuration = histogram('authorization_decision_duration_seconds',
   'Time to answer an authorization, partner decision included, by source', ['source']);
 const settlements = counter('authorization_settlement_messages_total',
   'Settlement messages (clearing, reversal, refund) by type, source and result (ok or the error code)', ['type', 'source', 'result']);
-const forwardings = counter('authorization_forwardings_total',
-  'Decisions recorded for authorizations forwarded to a partner\'s auth_url, by outcome (APPROVED, DECLINED, STAND_IN_APPROVED, STAND_IN_DECLINED)',
-  ['outcome']);
-const standIns = counter('authorization_forwarding_stand_ins_total',
-  'Forwardings without a valid answer from the partner, by stand-in reason (TIMEOUT, TRANSPORT_ERROR, HTTP_STATUS, SIGNATURE_INVALID, SERVICE_ERROR, ...)',
-  ['stand_in_reason']);
 const forwardingDuration = histogram('authorization_forwarding_duration_seconds',
   'Time an authorization waited for its partner\'s answer at the auth_url (the exchange and its checks)');
 
@@ -39,8 +33,6 @@ for (const source of Object.values(SOURCES)) {
   decisions.inc({ source, outcome: 'approved', reason: 'none' }, 0);
   for (const reason of DECLINE_REASONS) decisions.inc({ source, outcome: 'declined', reason }, 0);
 }
-for (const outcome of ['APPROVED', 'DECLINED', 'STAND_IN_APPROVED', 'STAND_IN_DECLINED']) forwardings.inc({ outcome }, 0);
-for (const reason of STAND_IN_REASONS) standIns.inc({ stand_in_reason: reason }, 0);
 
 /** A label value from a value that should be in a closed set; anything else is OTHER. */
 function bounded(value: string | null | undefined, allowed: readonly string[] | RegExp): string {

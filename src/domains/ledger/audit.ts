@@ -94,14 +94,20 @@ export async function auditLedger(q: Queryable, options: { partnerId?: string; a
 
 const auditLastRun = gauge('ledger_audit_last_run_timestamp_seconds', 'When the last whole-ledger audit ended (Unix time; 0 when none has run)');
 const auditLastOk = gauge('ledger_audit_last_ok', 'Whether the last whole-ledger audit was clean (1) or had findings (0); absent before the first audit');
-const auditLastFindings = gauge('ledger_audit_last_findings', 'Findings of the last whole-ledger audit (at most 1000 are counted)');
+const auditLastFindings = gauge('ledger_audit_last_findings', 'Findings of the last whole-ledger audit (at most 1000 are counted); absent before the first audit');
 
 /** The last audit's time and result at every scrape (metrics, issue 27). */
 export function observeLedgerAudit(q: Queryable): void {
   beforeScrape('ledger-audit', async () => {
     const last = await latestAuditRun(q);
     auditLastRun.set(last ? last.finishedAt.getTime() / 1000 : 0);
-    if (!last) return;
+    if (!last) {
+      // Absent, as documented: prom-client shows a label-less gauge as 0 until it is set, which read
+      // "the last audit had findings" and paged LedgerAuditFailed before any audit ran (review rvG).
+      auditLastOk.remove();
+      auditLastFindings.remove();
+      return;
+    }
     auditLastOk.set(last.ok ? 1 : 0);
     auditLastFindings.set(last.findings);
   });

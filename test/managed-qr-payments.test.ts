@@ -170,6 +170,23 @@ describe('QR payments (issue 11)', () => {
     assert.equal((await client.qrPayments.list({ externalUserId: user })).total, 1);
   });
 
+  it('D4: a return carries at most its asset\'s decimals like the PAY: a 0.001 REFUND_PART of a 2-decimal asset is refused and books nothing', async () => {
+    const code = `Q${randomBytes(2).toString('hex').toUpperCase()}`;
+    await svc.admin.upsertAsset({ asset: code, network: 'FIAT', logo: 'https://example.test/q.svg', scale: 2, usdPegged: false, usdRate: decimal('7.8'), status: 'ACTIVE' });
+    const user = uid();
+    await credit(user, code, '10.00');
+    await expectCode(pay(user, '0.001', code), 'DAPI_PARAM_INVALID');
+    const p = await pay(user, '1.10', code);
+    assert.equal(p.status, 'SUCCESS');
+    await expectCode(giveBack('REFUND_PART', p.orderId, '0.001'), 'DAPI_PARAM_INVALID');
+    await expectCode(giveBack('REFUND_PART', p.orderId, '0.105'), 'DAPI_PARAM_INVALID');
+    assert.deepEqual(await balanceOf(user, code), { free: '8.9', freeze: '0', total: '8.9' });
+    assert.equal(decimalText((await client.qrPayments.detail(p.orderId)).returnedAmount), '0');
+    // Within the scale a return still books exactly; trailing zeros are not extra decimals.
+    await giveBack('REFUND_PART', p.orderId, '0.100');
+    assert.deepEqual(await balanceOf(user, code), { free: '9', freeze: '0', total: '9' });
+  });
+
   it('20 concurrent PAYs of 1.00 against free 5.00 approve exactly 5', async () => {
     const user = uid();
     await credit(user, 'USDT', '5.00');

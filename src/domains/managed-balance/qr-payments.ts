@@ -28,7 +28,7 @@ import { partnersByIds } from '../partners/index.ts';
 import {
   addReturned, findQrBody, insertQrPayment, listQrBodies, lockPayment, lockQrMessage, qrBodyByMessageId, type QrPaymentRow,
 } from './qr-payments-store.ts';
-import { activeAsset, ensureUser, findUser, restrictionsOf } from './users.ts';
+import { activeAsset, ensureUser, findAsset, findUser, restrictionsOf } from './users.ts';
 
 export type QrDeps = Pick<AppContext, 'db' | 'clock'>;
 export type QrTransType = QrPaymentRow['transType'];
@@ -101,6 +101,11 @@ export async function bookQrPayment(deps: QrDeps, m: QrMessage): Promise<QrView>
   }));
 }
 
+/** An amount carries at most its asset's decimals (D4; docs/qr-payments.md): PAY and every return alike. */
+function checkAssetScale(amount: Amount, asset: { asset: string; scale: number }): void {
+  if (amount.decimalPlaces() > asset.scale) throw paramInvalid('amount', `${asset.asset} amounts have at most ${asset.scale} decimal places`);
+}
+
 async function settlementAccount(q: Queryable, partnerId: string, userId: string, asset: string, at: Date): Promise<string> {
   const stripe = createHash('sha256').update(userId).digest().readUInt32BE(0) % QR_SETTLEMENT_STRIPES;
   const ownerId = `${QR_SETTLEMENT_OWNER}_${String(stripe).padStart(2, '0')}`;
@@ -112,7 +117,7 @@ async function pay(q: Queryable, m: QrMessage, messageId: string, amount: Amount
   const [partner] = await partnersByIds(q, [partnerId]);
   if (!partner) throw new ApiError('PARTNER_INVALID', `Partner ${partnerId} does not exist`);
   const asset = await activeAsset(q, m.asset!);
-  if (amount.decimalPlaces() > asset.scale) throw paramInvalid('amount', `${asset.asset} amounts have at most ${asset.scale} decimal places`);
+  checkAssetScale(amount, asset);
   const user = await ensureUser(q, partnerId, m.externalUserId!, at);
   const record = {
     orderId: newId('qr'), partnerId, userId: user.userId, networkTransactionId: messageId, source: m.source, transType: 'PAY' as const,
@@ -154,6 +159,11 @@ async function giveBack(q: Queryable, m: QrMessage, messageId: string, amount: A
   const payment = await lockPayment(q, { ...m.original, partnerId: m.source === 'SANDBOX' ? m.partnerId ?? undefined : undefined });
   if (!payment) throw new ApiError('TRANSACTION_NOT_FOUND', 'No such QR payment');
   if (payment.status !== 'SUCCESS') throw new ApiError('TRANSACTION_STATUS_INVALID', `QR payment ${payment.orderId} was declined`);
+  // A return is in the payment's asset and bound by its scale like the PAY (D4): a 0.001 return of a
+  // 2-decimal asset would leave the user's balance with digits the asset cannot carry.
+  const asset = await findAsset(q, payment.asset);
+  invariant(asset !== null, `the asset of QR payment ${payment.orderId} exists`);
+  checkAssetScale(amount, asset);
   const paid = fromDb(payment.amount);
   const returned = fromDb(payment.returnedAmount);
   const open = paid.minus(returned);

@@ -79,7 +79,11 @@ describe('real-time push /card/v1/ws (issue 11, D39)', () => {
     assert.equal((txMessage.data as { status: string }).status, 'PENDING');
     const balance = got.messages.filter((m) => m.type === 'BALANCE').at(-1)!.data as { balance: { asset: string; free: unknown; freeze: unknown; total: unknown } };
     assert.deepEqual([balance.balance.asset, decimalText(balance.balance.free), decimalText(balance.balance.freeze), decimalText(balance.balance.total)],
-      ['USDT', '17.75', '7.25', '25.00']);
+      ['USDT', '17.75', '7.25', '25']);
+    // D39: the pushed balance reads exactly as GET /user-asset/v1/balance writes it, digits included (25, not 25.00).
+    const read = (await clientA.userAssets.balance(user)).find((x) => x.asset === 'USDT')!;
+    assert.deepEqual([decimalText(read.free), decimalText(read.freeze), decimalText(read.total)],
+      [decimalText(balance.balance.free), decimalText(balance.balance.freeze), decimalText(balance.balance.total)]);
     const sequences = got.messages.map((m) => m.sequence);
     assert.deepEqual(sequences, [...sequences].sort((x, y) => x - y), 'sequences only grow');
     sub.close();

@@ -11,8 +11,9 @@ BEGIN
   SELECT a.partner_id, 'BALANCE', u.external_user_id,
          json_build_object(
            'externalUserId', u.external_user_id,
+           -- The amounts in their shortest exact form, as GET /user-asset/v1/balance writes them (72.8, not 72.80).
            'balance', json_build_object('asset', a.currency, 'network', s.network, 'logo', s.logo,
-                                        'free', a.available, 'freeze', a.pending, 'total', a.total),
+                                        'free', trim_scale(a.available), 'freeze', trim_scale(a.pending), 'total', trim_scale(a.total)),
            'postingKind', p_kind, 'reference', p_reference,
            'changeTime', to_char(p_created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text,
          p_created_at

@@ -25,7 +25,8 @@ export async function logDestination(format: 'auto' | 'pretty' | 'json', isTty: 
   if (format === 'pretty' || (format === 'auto' && isTty)) {
     // Loaded only here: a service writing JSON never loads the prettifier.
     const { default: pretty } = await import('pino-pretty');
-    const stream = pretty({ destination: 1, sync: true, colorize: isTty, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+    // singleLine (review rvF): one line per event, as the JSON format; each request took seven lines of a terminal.
+    const stream = pretty({ destination: 1, sync: true, colorize: isTty, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true });
     return { stream, flush: () => {}, pretty: true };
   }
   const stream = pino.destination({ dest: 1, sync: true, minLength: LOG_BUFFER_BYTES });

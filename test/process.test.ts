@@ -79,8 +79,12 @@ describe('the service process', () => {
       for (let i = 0; i < 300 && !out.includes('service started'); i++) await new Promise((r) => setTimeout(r, 200));
       const started = out.split('\n').find((l) => l.includes('service started'));
       assert.ok(started, out);
-      assert.match(started, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO.*: service started$/, 'time, level, message');
+      assert.match(started, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO.*: service started \{"env":"sandbox",.*\}$/, 'time, level, message, its fields on the same line');
       assert.ok(!out.split('\n').some((l) => l.startsWith('{')), 'no JSON lines');
+      // Review rvF: one line per request in a terminal (it was seven: one per field).
+      await fetch(`http://127.0.0.1:${port}/healthz`);
+      for (let i = 0; i < 50 && !out.includes('request completed'); i++) await new Promise((r) => setTimeout(r, 100));
+      assert.match(out, /^\[[\d:.]+\] INFO.*: request completed \{"reqId":"[^"]+","method":"GET","url":"\/healthz","statusCode":200,.*\}$/m);
       assert.match(out, /^ADMIN_TOKEN=[0-9a-f]{48}$/m);
       child.kill('SIGTERM');
       assert.equal(await exited, 0);
@@ -115,7 +119,7 @@ describe('the service process', () => {
       const inUse = await run({ DATA_DIR: dataDir, PORT: String(busyPort), LOG_FORMAT: 'pretty' });
       assert.equal(inUse.code, 1);
       // A first start in a terminal listed every migration and function file, one per line (about 80 lines).
-      assert.match(inUse.stdout, /INFO.*: migrations applied\n\s+count: \d+\n\s+latest: "\d{3}-[a-z-]+"\n/);
+      assert.match(inUse.stdout, /INFO.*: migrations applied \{"count":\d+,"latest":"\d{3}-[a-z-]+"\}\n/);
       assert.doesNotMatch(inUse.stdout, /^\s+"\d{3}-/m, 'no migration listed line by line');
       assertOneLine(inUse.stderr, new RegExp(`^error: port ${busyPort} on 127\\.0\\.0\\.1 is already in use .*set PORT$`));
       assert.ok(!existsSync(path.join(dataDir, 'pgdata.lock')), 'the data folder is released');
@@ -165,7 +169,7 @@ describe('the service process', () => {
       const started = lines.find((l) => l.includes('service started'));
       assert.ok(started, out);
       assert.match(started, /\x1b\[3\dm/, 'coloured for the terminal');
-      assert.match(started.replace(/\x1b\[[0-9;]*m/g, ''), /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO.*: service started$/, 'time, level, message');
+      assert.match(started.replace(/\x1b\[[0-9;]*m/g, ''), /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO.*: service started \{.*\}$/, 'time, level, message, fields');
       assert.ok(!lines.some((l) => l.startsWith('{')), 'no JSON lines');
       // Stop the service itself (script(1) would kill it): its pid is script's child.
       const pid = Number(spawnSync('ps', ['--ppid', String(child.pid), '-o', 'pid='], { encoding: 'utf8' }).stdout.trim());

@@ -13,8 +13,9 @@ import { randomBytes } from 'node:crypto';
 import { CardServiceClient, CardServiceError, decimal, decimalText } from '../sdk/index.ts';
 
 const file = process.argv[2] ?? 'partner.json';
-const { apiKey, secretKey } = JSON.parse(readFileSync(file, 'utf8')) as { apiKey: string; secretKey: string };
-const client = new CardServiceClient({ baseUrl: process.env.BASE_URL ?? 'http://localhost:8080', apiKey, secretKey });
+const { apiKey, secretKey } = readPartner(file);
+const baseUrl = process.env.BASE_URL ?? `http://localhost:${process.env.PORT ?? 8080}`;
+const client = new CardServiceClient({ baseUrl, apiKey, secretKey });
 const suffix = randomBytes(3).toString('hex');
 
 try {
@@ -75,7 +76,18 @@ try {
 } catch (err) {
   if (err instanceof CardServiceError) {
     console.error(`failed: ${err.code} (HTTP ${err.httpStatus}, request ${err.requestId ?? '-'}): ${err.serviceMessage}`);
+    if (err.code === 'NETWORK_ERROR') console.error(`is the service running (npm start)? BASE_URL sets its address (now ${baseUrl})`);
     process.exit(1);
   }
   throw err;
+}
+
+/** The partner file the admin command wrote; a missing or empty one (the command failed) is one line, not a stack trace. */
+function readPartner(path: string): { apiKey: string; secretKey: string } {
+  try {
+    const partner = JSON.parse(readFileSync(path, 'utf8'));
+    if (typeof partner?.apiKey === 'string' && typeof partner?.secretKey === 'string') return partner;
+  } catch { /* answered below */ }
+  console.error(`${path} is not a partner file with apiKey and secretKey: create it with npm run -s admin -- partner-create --name "Acme Wallet" --json > ${path}`);
+  process.exit(2);
 }

@@ -3,6 +3,7 @@ import pino, { type DestinationStream } from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
 import type { CliIo } from './cli/admin.ts';
 import { startTracing } from './platform/tracing.ts';
+import { StartupError } from './platform/startup-error.ts';
 
 // The service (app, workers, database) is imported by the commands that use it, so the operator
 // commands, which only call the admin API, start without it (issue 33: tests spawn them by the dozen).
@@ -24,7 +25,8 @@ export async function logDestination(format: 'auto' | 'pretty' | 'json', isTty: 
   if (format === 'pretty' || (format === 'auto' && isTty)) {
     // Loaded only here: a service writing JSON never loads the prettifier.
     const { default: pretty } = await import('pino-pretty');
-    const stream = pretty({ destination: 1, sync: true, colorize: isTty, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+    // singleLine (review rvF): one line per event, as the JSON format; each request took seven lines of a terminal.
+    const stream = pretty({ destination: 1, sync: true, colorize: isTty, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true });
     return { stream, flush: () => {}, pretty: true };
   }
   const stream = pino.destination({ dest: 1, sync: true, minLength: LOG_BUFFER_BYTES });
@@ -58,10 +60,22 @@ async function serve(): Promise<void> {
   const { app, ctx } = await buildApp({ config, db, logStream });
   for (const line of announcements) process.stdout.write(`${line}\n`);
   for (const notice of notices) app.log.warn(notice);
-  if (migrated.versions.length) app.log.info({ applied: migrated.versions }, 'migrations applied');
-  if (migrated.repeatable.length) app.log.info({ applied: migrated.repeatable }, 'database functions applied');
+  // One line each, also in a terminal: a first start applies dozens (the names are listed by `npm run migrate`).
+  if (migrated.versions.length) app.log.info({ count: migrated.versions.length, latest: migrated.versions.at(-1) }, 'migrations applied');
+  if (migrated.repeatable.length) app.log.info({ count: migrated.repeatable.length }, 'database functions applied');
   const workers = config.workers ? startWorkers(ctx, app.log) : null;
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    // A port in use or refused is one line saying what to do, not a stack dump (docs/operations.md).
+    const code = (err as NodeJS.ErrnoException).code;
+    await workers?.stop().catch(() => {});
+    await db.close().catch(() => {});
+    if (code === 'EADDRINUSE') throw new StartupError(`port ${config.port} on ${config.host} is already in use (another service, or this one already running); stop it or set PORT`);
+    if (code === 'EACCES') throw new StartupError(`not allowed to listen on port ${config.port} on ${config.host}; choose a port above 1023 with PORT`);
+    if (code === 'EADDRNOTAVAIL') throw new StartupError(`HOST ${config.host} is not an address of this machine; set HOST (default 0.0.0.0)`);
+    throw err;
+  }
   app.log.info({ env: config.env, database: db.kind, port: config.port, metricsPort: config.metricsPort, tracing: tracing !== null }, 'service started');
   log.flush();
   collectStartupGarbage();
@@ -113,7 +127,9 @@ export function program(io: CliIo, admin: typeof import('./cli/admin.ts') | null
     .showHelpAfterError('(add --help for usage)')
     .configureOutput({ writeOut: (t) => io.out(t.replace(/\n$/, '')), writeErr: (t) => io.err(t.replace(/\n$/, '')) })
     .exitOverride();
-  cli.command('serve', { isDefault: true }).description('start the HTTP service (migrations are applied first)').action(serve);
+  // Not commander's default command: `cardsvc nosuch` would then read as `serve nosuch` and answer
+  // "too many arguments for 'serve'"; no arguments at all still serves (runCli's serveOnly).
+  cli.command('serve').description('start the HTTP service (migrations are applied first)').action(serve);
   cli.command('migrate').description('apply pending database migrations and exit').action(migrateOnly);
   cli.command('ledger-audit').description('re-derive every ledger balance from its postings; exit 1 on any finding')
     .argument('[partnerId]', 'audit one partner only')
@@ -152,6 +168,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     if (admin && err instanceof admin.CliFailure) {
       io.err(`error: ${err.message}`);
       return err.exitCode;
+    }
+    if (err instanceof StartupError) {
+      io.err(`error: ${err.message}`);
+      return 1;
     }
     if (err instanceof ConfigError) {
       io.err(`configuration error: ${err.message}`);

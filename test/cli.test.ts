@@ -129,6 +129,22 @@ describe('admin command line (issue 14)', () => {
     assertOneLineFailure(down, 1, /cannot reach the service at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/);
     assertOneLineFailure(await admin(['partner-list'], { ADMIN_TOKEN: 'wrong-token-0123456789' }), 1, /SYS_UNAUTHORIZED/);
     assertOneLineFailure(await admin(['partner-show', '--partner-id', 'pt-missing']), 1, /PARTNER_INVALID/);
+    // Review rvF: the code was printed twice (`PARTNER_INVALID: PARTNER_INVALID: ...`).
+    assert.match((await admin(['partner-show', '--partner-id', 'pt-missing'])).stderr, /^error: PARTNER_INVALID: [^:]+$/m);
+  });
+
+  it('review rvF: an unknown top-level command names itself, a malformed --url is a usage error, a missing token names the folder searched', async () => {
+    const [top, url, token] = await Promise.all([
+      cli(['nosuch']),
+      admin(['partner-list'], { ADMIN_URL: 'localhost:8080x' }),
+      admin(['partner-list'], { ADMIN_TOKEN: '', DATA_DIR: '/nonexistent-rvF' }),
+    ]);
+    // It read as `serve nosuch`: "too many arguments for 'serve'".
+    assertOneLineFailure(top, 2, /^error: unknown command 'nosuch'/);
+    assert.doesNotMatch(top.stderr, /serve/);
+    // It was "cannot reach the service at ... is it running?", exit 1.
+    assertOneLineFailure(url, 2, /--url <url>.*'localhost:8080x' from env 'ADMIN_URL' is invalid\. must be an http:\/\/ or https:\/\/ URL/);
+    assertOneLineFailure(token, 2, /no generated token was found in the data folder \(\/nonexistent-rvF\/admin-token\)/);
   });
 
   it('help marks required options; call takes a route under /internal/admin/v1/ as its help says (issue 32)', async () => {

@@ -91,4 +91,17 @@ describe('README quick start (issue 14)', () => {
     assert.match(stdout, /^declined +reason=PARTNER_TIMEOUT detail="[^"]+"$/m, stdout);
     assert.match(stdout, /testAuthUrl\(\)/);
   });
+
+  it('review rvF: an empty or missing partner file (the admin command failed) is one line saying how to make it, not a stack trace', async () => {
+    const empty = path.join(dir, 'partner-empty.json');
+    writeFileSync(empty, ''); // what `... --json > partner.json` leaves when the service is not running
+    for (const file of [empty, path.join(dir, 'no-such-partner.json')]) {
+      const failed = await run(process.execPath, ['--import', 'tsx', 'examples/quickstart.ts', file], { cwd: ROOT, env: { ...process.env, BASE_URL: svc.baseUrl } })
+        .then(() => null, (err: { code: number; stderr: string }) => err);
+      assert.ok(failed, 'exits non-zero');
+      assert.equal(failed.code, 2);
+      assert.equal(failed.stderr.trim().split('\n').length, 1, failed.stderr);
+      assert.match(failed.stderr, /is not a partner file with apiKey and secretKey: create it with npm run -s admin -- partner-create/);
+    }
+  });
 });

@@ -42,7 +42,7 @@ function adminToken(env: NodeJS.ProcessEnv): string {
   if (env.ADMIN_TOKEN) return env.ADMIN_TOKEN;
   const file = path.join(path.resolve(env.DATA_DIR || './data'), 'admin-token');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  throw new CliFailure('ADMIN_TOKEN is not set and no generated token was found in the data folder (./data/admin-token); start the service once or set ADMIN_TOKEN', 2);
+  throw new CliFailure(`ADMIN_TOKEN is not set and no generated token was found in the data folder (${file}); start the service once or set ADMIN_TOKEN`, 2);
 }
 
 /** An admin client of the SDK for this command's --url and token; the user agent labels the audit trail's entries with channel cli (issue 29). */
@@ -62,7 +62,8 @@ export function cliFailureOf(err: unknown, url: string): unknown {
   }
   if (err.code === 'TIMEOUT') return new CliFailure(`no answer from the service at ${url} within ${CALL_TIMEOUT_MS / 1000} s; try again, or check the service's log`, 1);
   if (err.code === 'INVALID_RESPONSE') return new CliFailure(`unexpected answer from the service: ${err.message}`, 1);
-  return new CliFailure(`${err.code}: ${err.message || `HTTP ${err.httpStatus}`}`, ENVELOPE_USAGE_CODES.has(err.code) ? 2 : 1);
+  // serviceMessage: the SDK's `message` already reads `CODE: message` (it printed the code twice).
+  return new CliFailure(`${err.code}: ${err.serviceMessage || `HTTP ${err.httpStatus}`}`, ENVELOPE_USAGE_CODES.has(err.code) ? 2 : 1);
 }
 
 // ---- output -----------------------------------------------------------------------------------
@@ -136,6 +137,18 @@ function print(io: CliIo, globals: AdminGlobals, data: unknown, heading?: string
 }
 
 // ---- option parsing -----------------------------------------------------------------------------
+
+/** --url / ADMIN_URL: a typo is a usage error, not "cannot reach the service ... is it running?". */
+function baseUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('not a URL; give the service address, e.g. http://127.0.0.1:8080');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError('must be an http:// or https:// URL, e.g. http://127.0.0.1:8080');
+  return value;
+}
 
 function jsonObject(value: string): Json {
   let parsed: unknown;
@@ -240,7 +253,7 @@ const HELP_CONFIGURATION = {
 export function adminCommand(io: CliIo): Command {
   const admin = new Command('admin')
     .description('operator commands over the admin API; token from ADMIN_TOKEN or DATA_DIR/admin-token')
-    .addOption(new Option('--url <url>', 'admin API base URL').env('ADMIN_URL').default(`http://127.0.0.1:${io.env.PORT || 8080}`))
+    .addOption(new Option('--url <url>', 'admin API base URL').env('ADMIN_URL').default(`http://127.0.0.1:${io.env.PORT || 8080}`).argParser(baseUrl))
     .option('--json', 'print the answer as JSON (for scripts) instead of text')
     .configureHelp(HELP_CONFIGURATION);
   const globals = (cmd: Command) => cmd.optsWithGlobals() as AdminGlobals;

@@ -6,7 +6,7 @@ import { CONTROL_CHARACTERS } from '../../platform/http/validation.ts';
 import {
   csrfMatches, IDLE_TIMEOUT_MS, login, logout, OPERATOR_NAME, redact, type OperatorGate, type OperatorSession,
 } from '../operators/index.ts';
-import { html, page, STYLESHEET } from './views.ts';
+import { FAVICON, html, page, STYLESHEET } from './views.ts';
 import { consolePages } from './pages.ts';
 
 export interface ConsoleDeps extends AppContext {
@@ -52,7 +52,7 @@ export function form(req: FastifyRequest): Record<string, string> {
   return (req.body ?? {}) as Record<string, string>;
 }
 
-const PUBLIC_PATHS = new Set(['/console/login', '/console/assets/console.css']);
+const PUBLIC_PATHS = new Set(['/console/login', '/console/assets/console.css', '/console/assets/favicon.svg']);
 
 export function registerConsole(deps: ConsoleDeps) {
   const { gate } = deps;
@@ -126,6 +126,11 @@ export function registerConsole(deps: ConsoleDeps) {
     app.get('/assets/console.css', async (_req, reply) => {
       reply.header('cache-control', 'public, max-age=3600').type('text/css; charset=utf-8');
       return STYLESHEET;
+    });
+
+    app.get('/assets/favicon.svg', async (_req, reply) => {
+      reply.header('cache-control', 'public, max-age=3600').type('image/svg+xml');
+      return FAVICON;
     });
 
     app.get('/login', async (req, reply) => {

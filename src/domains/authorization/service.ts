@@ -23,7 +23,7 @@ import { parseJson } from '../../platform/http/json.ts';
 import { pageOf, type Paging, type WireAmount } from '../../platform/http/schema.ts';
 import { Decimal } from 'decimal.js';
 import { atRate, CORPORATE_SCALE, fromDb, parseAmount, toDb, type Amount } from '../../platform/money.ts';
-import { findSpendCard, isCancelledDedicatedCard, type SpendCard } from '../cards/index.ts';
+import { findSpendCard, isCancelledDedicatedCard, sweepToPool, type SpendCard } from '../cards/index.ts';
 import { mailLowBalanceAlert } from '../funding/index.ts';
 import type { AppContext } from '../../platform/context.ts';
 import { findAccount, findAccountById, getOrCreateAccount, post, type EntryInput } from '../ledger/index.ts';
@@ -264,21 +264,7 @@ async function sweepCancelledCard(
   invariant(card.organizationId !== null, `dedicated card ${card.cardId} has a company`);
   const account = await findAccountById(q, fundsAccountId);
   invariant(account !== null && account.ownerType === 'CARD' && account.ownerId === card.cardId, `funds account ${fundsAccountId} is card ${card.cardId}'s`);
-  if (!account.available.gt(0)) return;
-  const pool = await getOrCreateAccount(q, {
-    partnerId: card.partnerId, ownerType: 'ORGANIZATION_POOL', ownerId: card.organizationId, currency: account.currency, organizationId: card.organizationId,
-  }, at);
-  await post(q, {
-    partnerId: card.partnerId,
-    kind: 'CARD_CANCEL_SWEEP',
-    entries: [
-      { accountId: account.accountId, amount: account.available.neg(), bucket: 'AVAILABLE' },
-      { accountId: pool.accountId, amount: account.available, bucket: 'AVAILABLE' },
-    ],
-    reference: card.cardId,
-    description: 'Released to a cancelled card: returned to the pool',
-    createTime: at,
-  });
+  await sweepToPool(q, { ...card, organizationId: card.organizationId }, account, at, 'Released to a cancelled card: returned to the pool');
 }
 
 /**

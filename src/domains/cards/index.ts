@@ -6,7 +6,7 @@
 export { cardRoutes } from './routes.ts';
 export {
   blockCard, cancelCardsOnCustomerTermination, cancelCardsOnOrganizationTermination, cardLookup, cardView, dedicatedCards,
-  depositToCard, findCardById, isCancelledDedicatedCard, unblockCard,
+  depositToCard, findCardById, isCancelledDedicatedCard, sweepToPool, unblockCard,
 } from './service.ts';
 export { cardApplicationJob } from './jobs.ts';
 export { ensureCardsReady, listProfilesForPartner } from './profiles.ts';

@@ -9,7 +9,7 @@ import { CORPORATE_SCALE, parseAmount, toDb, toWire, type Amount } from '../../p
 import { pageOf, type Paging } from '../../platform/http/schema.ts';
 import type { AuthenticatedPartner } from '../../platform/caller.ts';
 import { recordEvent } from '../events/index.ts';
-import { getOrCreateAccount, listAccountsOfOrganization, post, type Balance } from '../ledger/index.ts';
+import { getOrCreateAccount, listAccountsOfOrganization, post, type Balance, type LedgerAccount } from '../ledger/index.ts';
 import type { CardLookup } from '../velocity/index.ts';
 import { revealCardSecret, type CardSecret } from './card-data.ts';
 import {
@@ -205,6 +205,34 @@ export async function findCardById(q: Queryable, cardId: string): Promise<Card |
 }
 
 /**
+ * D29: the positive available of a dedicated card's account goes back to its company pool as one
+ * CARD_CANCEL_SWEEP posting: at the card's cancellation, and after a settlement released money to the
+ * card once cancelled (no transfer can reach a cancelled card). A debt (negative available, D33)
+ * stays on the card for its next credits.
+ */
+export async function sweepToPool(
+  q: Queryable, card: { partnerId: string; organizationId: string; cardId: string },
+  account: Pick<LedgerAccount, 'accountId' | 'currency' | 'available'>, now: Date, description: string,
+): Promise<void> {
+  if (!account.available.gt(0)) return;
+  const pool = await getOrCreateAccount(q, {
+    partnerId: card.partnerId, ownerType: 'ORGANIZATION_POOL', ownerId: card.organizationId, currency: account.currency,
+    organizationId: card.organizationId,
+  }, now);
+  await post(q, {
+    partnerId: card.partnerId,
+    kind: 'CARD_CANCEL_SWEEP',
+    entries: [
+      { accountId: account.accountId, amount: account.available.negated(), bucket: 'AVAILABLE' },
+      { accountId: pool.accountId, amount: account.available, bucket: 'AVAILABLE' },
+    ],
+    reference: card.cardId,
+    description,
+    createTime: now,
+  });
+}
+
+/**
  * A settlement about to move money of `cardId` (D29, docs/cards.md "cancel"): true when it is a
  * CANCELLED dedicated card, whose balance belongs back in the company pool. Share-locks the card row
  * (a cancellation locks it first, so the two serialize: the sweep at cancellation sees what the
@@ -304,24 +332,7 @@ export async function cancelCardInTx(q: Queryable, card: Card, now: Date): Promi
   await cancelUpgradeOfCancelledCard(q, card.cardId, now);
   if (card.balanceMode === 'DEDICATED') {
     const accounts = (await listAccountsOfOrganization(q, card.organizationId, 'CARD')).filter((a) => a.ownerId === card.cardId);
-    for (const account of accounts) {
-      if (!account.available.gt(0)) continue;
-      const pool = await getOrCreateAccount(q, {
-        partnerId: card.partnerId, ownerType: 'ORGANIZATION_POOL', ownerId: card.organizationId, currency: account.currency,
-        organizationId: card.organizationId,
-      }, now);
-      await post(q, {
-        partnerId: card.partnerId,
-        kind: 'CARD_CANCEL_SWEEP',
-        entries: [
-          { accountId: account.accountId, amount: account.available.negated(), bucket: 'AVAILABLE' },
-          { accountId: pool.accountId, amount: account.available, bucket: 'AVAILABLE' },
-        ],
-        reference: card.cardId,
-        description: 'Dedicated balance returned to the pool on card cancellation',
-        createTime: now,
-      });
-    }
+    for (const account of accounts) await sweepToPool(q, card, account, now, 'Dedicated balance returned to the pool on card cancellation');
   }
   const updated = await setCardStatus(q, card.cardId, 'CANCELLED', now);
   await recordStatusChange(q, updated, card.status, now);

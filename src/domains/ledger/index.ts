@@ -5,7 +5,7 @@
  */
 export {
   availableReachedSince, findAccount, findAccountById, getOrCreateAccount, listAccountsOfOrganization, listAccountsOfOwner,
-  listMovements, lockAccounts, post, type Balance, type EntryInput,
+  listMovements, lockAccounts, post, type Balance, type EntryInput, type LedgerAccount,
 } from './ledger.ts';
 export { auditLedger, auditLedgerWhenDue, lastLedgerAudit, observeLedgerAudit } from './audit.ts';
 export { postingsWithEntries } from './operator-views.ts';

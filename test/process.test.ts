@@ -2,13 +2,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { cleanEnv, MAIN_JS, ROOT } from './helpers/compiled-service.ts';
 import { seedDataDir } from './helpers/template.ts';
 import { missingTool } from './helpers/tools.ts';
+import { lockDataFolder } from '../src/platform/db/open.ts';
 
 const MAIN = [process.execPath, [MAIN_JS]] as const;
 
@@ -146,6 +147,22 @@ describe('the service process', () => {
     } finally {
       first?.kill('SIGKILL');
       blocker.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a data folder lock left by a dead process, or holding this very pid (a container restarted after a crash), is taken over', () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'cardsvc-lock-'));
+    const pgdata = path.join(dataDir, 'pgdata');
+    try {
+      for (const stale of [process.pid, 2 ** 22 + 1]) { // this process's own pid; a pid above Linux's pid_max (no process)
+        writeFileSync(`${pgdata}.lock`, `${stale}\n`);
+        const release = lockDataFolder(pgdata);
+        assert.equal(readFileSync(`${pgdata}.lock`, 'utf8'), `${process.pid}\n`);
+        release();
+        assert.ok(!existsSync(`${pgdata}.lock`));
+      }
+    } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

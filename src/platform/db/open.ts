@@ -69,7 +69,9 @@ export function lockDataFolder(pgdata: string): () => void {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new StartupError(`cannot create ${file}: the data folder ${path.dirname(pgdata)} does not exist or is not writable; set DATA_DIR`);
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new StartupError(`cannot create ${file}: ${(err as Error).message}`);
       const pid = Number.parseInt(readFileSync(file, 'utf8'), 10);
-      if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
+      // Our own pid in it is a lock left by an earlier life of this container (a service that is pid 1,
+      // or any fixed pid, after a crash): taken over like a dead owner's.
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
         throw new StartupError(`the embedded database in ${pgdata} is in use by process ${pid} (one process at a time); stop it, or set DATA_DIR to another folder`);
       }
       try { unlinkSync(file); } catch { /* taken over by another starter */ }

@@ -490,18 +490,15 @@ const FRESHNESS_SLACK_MS = 60_000;
 
 /** Watches the service's jobs: their backlog in the database at every scrape, and their freshness (GET /readyz). */
 export function observeJobs(runtime: Pick<JobRuntime, 'db' | 'clock'>, work: { jobs: AnyJobDefinition[]; tasks?: PeriodicTask[] }): void {
-  for (const def of work.jobs) {
-    watched.set(def.name, def.intervalMs + def.leaseMs + FRESHNESS_SLACK_MS);
-    jobStaleAfter.set({ job: def.name }, (def.intervalMs + def.leaseMs + FRESHNESS_SLACK_MS) / 1000);
-    jobRuns.inc({ job: def.name, result: 'ok' }, 0);
-    jobRuns.inc({ job: def.name, result: 'error' }, 0);
-  }
-  for (const task of work.tasks ?? []) {
-    watched.set(task.name, 2 * task.intervalMs + FRESHNESS_SLACK_MS);
-    jobStaleAfter.set({ job: task.name }, (2 * task.intervalMs + FRESHNESS_SLACK_MS) / 1000);
-    jobRuns.inc({ job: task.name, result: 'ok' }, 0);
-    jobRuns.inc({ job: task.name, result: 'error' }, 0);
-  }
+  // One bound per job or task, read by /readyz (watched) and by the JobStale alert (job_stale_after_seconds).
+  const watch = (job: string, boundMs: number) => {
+    watched.set(job, boundMs);
+    jobStaleAfter.set({ job }, boundMs / 1000);
+    jobRuns.inc({ job, result: 'ok' }, 0);
+    jobRuns.inc({ job, result: 'error' }, 0);
+  };
+  for (const def of work.jobs) watch(def.name, def.intervalMs + def.leaseMs + FRESHNESS_SLACK_MS);
+  for (const task of work.tasks ?? []) watch(task.name, 2 * task.intervalMs + FRESHNESS_SLACK_MS);
   const withBacklog = work.jobs.filter((def) => def.backlog);
   beforeScrape('job-backlog', async () => {
     const now = new Date(runtime.clock.now());

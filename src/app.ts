@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type http from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
@@ -57,6 +58,7 @@ import { authenticatedRow, PartnerAuthenticator, PartnerCache, partnerRoutes } f
 import { ipAllowed } from './platform/http/ip.ts';
 import { consumerCardRoutes, consumerUpgradeFees, findAsset, PushHub, qrPaymentRoutes, userAssetRoutes, type PushGrant } from './domains/managed-balance/index.ts';
 import websocket from '@fastify/websocket';
+import { takeOnlyWebSocketUpgrades } from './platform/http/upgrades.ts';
 import { sandboxRoutes } from './domains/sandbox/index.ts';
 import { scheduleTimeZone, velocityRoutes } from './domains/velocity/index.ts';
 import { OperatorGate, operatorRoutes } from './domains/operators/index.ts';
@@ -395,7 +397,11 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   };
   const pushHub = new PushHub(ctx, (err) => app.log.warn({ err }, 'push stream read failed; reading again at the next notification or poll'), pushGrantHolds);
   app.addHook('onClose', async () => pushHub.close());
-  await app.register(websocket, { options: { maxPayload: 4096 } });
+  // Only `Upgrade: websocket` requests reach the WebSocket plugin; another protocol's offer (h2c) is
+  // answered as the HTTP/1.1 request it also is (src/platform/http/upgrades.ts).
+  const webSocketUpgrades = new EventEmitter();
+  takeOnlyWebSocketUpgrades(app.server, webSocketUpgrades);
+  await app.register(websocket, { options: { maxPayload: 4096, server: webSocketUpgrades as unknown as http.Server } });
   const pushHook = limits.countingFailures('authFailures', 'signed', async (req) => {
     req.partner = await authenticator.authenticate(signedUpgradeOf(req));
   });

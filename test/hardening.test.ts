@@ -307,4 +307,49 @@ describe('hardening against hostile traffic (issue 13)', () => {
     const ok = await post(Buffer.from('A\u00e9\u4e2d B', 'utf8'));
     assert.equal(ok.envelope.code, 'SYS_SUCCESS', 'well-formed multi-byte UTF-8 is accepted');
   });
+  it('11. a request offering HTTP/2 (Upgrade: h2c, as Java\'s HttpClient sends by default) is answered as HTTP/1.1 by its route, body and keep-alive intact', async () => {
+    // Every request with `Connection: Upgrade` went to the WebSocket handshake, which answered 400
+    // "Invalid Upgrade header" in text/html; RFC 9110 7.8 lets a server ignore an upgrade it does not take.
+    const { partner } = await svc.newPartner();
+    const signed = (method: string, path: string, body: string) => {
+      const timestamp = String(svc.clock.now());
+      const nonce = String(20000 + Math.floor(Math.random() * 70000));
+      const sign = createHmac('sha256', partner.secretKey!).update(partner.apiKey! + timestamp + nonce + body).digest('hex');
+      // The header block java.net.http.HttpClient (version HTTP_2, the default) writes for an http:// URI.
+      return `${method} ${path} HTTP/1.1\r\nConnection: Upgrade, HTTP2-Settings\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`
+        + `Host: 127.0.0.1\r\nHTTP2-Settings: AAEAAEAAAAIAAAABAAMAAABkAAQBAAAAAAUAAEAA\r\nUpgrade: h2c\r\nUser-Agent: Java-http-client/17.0.15\r\n`
+        + `Content-Type: application/json; charset=UTF-8\r\nX-DAPI-API-KEY: ${partner.apiKey}\r\nX-DAPI-TIMESTAMP: ${timestamp}\r\n`
+        + `X-DAPI-NONCE: ${nonce}\r\nX-DAPI-SIGN: ${sign}\r\n\r\n${body}`;
+    };
+    const socket = net.connect(Number(new URL(svc.baseUrl).port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let received = '';
+    socket.on('data', (chunk) => { received += chunk.toString('utf8'); });
+    /** The next whole answer on the socket (headers and Content-Length bytes of body). */
+    const answer = async (): Promise<{ head: string; body: any }> => {
+      for (let waited = 0; waited < 5000; waited += 10) {
+        const end = received.indexOf('\r\n\r\n');
+        const length = end < 0 ? -1 : Number(/content-length: (\d+)/i.exec(received.slice(0, end))?.[1]);
+        if (end >= 0 && Buffer.byteLength(received.slice(end + 4)) >= length) {
+          const head = received.slice(0, end);
+          const body = received.slice(end + 4, end + 4 + length);
+          received = received.slice(end + 4 + length);
+          return { head, body: JSON.parse(body) };
+        }
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error(`no whole answer: ${JSON.stringify(received)}`);
+    };
+    socket.write(signed('POST', '/open-api-corp/organization/v1/create',
+      '{"organizationRef":"h2c-probe","organizationName":"Java GmbH","companyRegistrationNumber":"C1","countryCode":"DE","fundingCurrencies":["USD"]}'));
+    const created = await answer();
+    assert.match(created.head, /^HTTP\/1\.1 200 /);
+    assert.equal(created.body.code, 'SYS_SUCCESS', JSON.stringify(created.body));
+    socket.write(signed('GET', '/open-api-corp/organization/v1/list', ''));
+    const listed = await answer();
+    assert.match(listed.head, /^HTTP\/1\.1 200 /, 'the same connection carries the next request');
+    assert.equal(listed.body.data.total, 1);
+    assert.equal(listed.body.data.result[0].organizationId, created.body.data.organizationId);
+    socket.destroy();
+  });
 });

@@ -1,173 +1,320 @@
 /**
- * The serializing batch of the OTLP/HTTP span export (issue 27 bench, docs/observability.md "Export"):
- * spans serialized with the SDK's own OTLP serializer a chunk at a time, the serialized requests joined
- * into one export request. It runs on the export worker thread (tracing-export-worker.ts); this module
- * loads no more of OpenTelemetry than the API and the OTLP serializers.
+ * OTLP/HTTP protobuf export in two halves (issue 27, docs/observability.md "Export"):
+ *
+ * - on the main thread, each ended span is written once, as the bytes of its OTLP `Span` message,
+ *   into a chunk (`SpanChunkWriter`): no object outlives the call, and a chunk of many spans is one
+ *   ArrayBuffer handed (transferred, not copied) to the export worker;
+ * - on the export worker, the chunks' spans are grouped by resource and instrumentation scope and
+ *   the export request is assembled around their bytes (`ExportBatcher`), then sent by the SDK's
+ *   OTLP/HTTP transport.
+ *
+ * The bytes are the SDK's: the span is written field by field as the SDK's protobuf serializer
+ * (`@opentelemetry/otlp-transformer`, trace-serializer.js `serializeSpan`, which it does not export)
+ * writes it, with the SDK's own `ProtobufWriter` and attribute, time, resource and scope writers, and
+ * the request groups spans as its `serializeTraceExportRequest` does; test/observability-tracing.test.ts
+ * compares the requests byte for byte with `ProtobufTraceSerializer.serializeRequest` of the same spans,
+ * so an SDK upgrade that changes its encoding fails there.
  */
-import { diag, TraceFlags } from '@opentelemetry/api';
-import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import type { tracing } from '@opentelemetry/sdk-node';
+import type { HrTime } from '@opentelemetry/api';
+import { ProtobufWriter } from '@opentelemetry/otlp-transformer/build/src/common/protobuf/protobuf-writer.js';
+import { writeAttributes, writeHrTimeAsFixed64, writeInstrumentationScope, writeResource } from '@opentelemetry/otlp-transformer/build/src/common/protobuf/common-serializer.js';
+import { hexToBinary } from '@opentelemetry/otlp-transformer/build/src/common/hex-to-binary.js';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 
-/** A wire format of OTLP/HTTP whose requests can be joined: several serialized requests make one. */
-export interface JoinableFormat {
-  contentType: string;
-  serialize(spans: tracing.ReadableSpan[]): Uint8Array;
-  /** One ExportTraceServiceRequest holding every ResourceSpans of `parts` (each a serialized request). */
-  join(parts: Uint8Array[]): Uint8Array;
-  /** The collector's answer. */
-  deserializeResponse(data: Uint8Array): unknown;
+const HAS_IS_REMOTE = 0x100;
+const IS_REMOTE = 0x200;
+
+/** Span.flags as the SDK writes them: the trace flags, and whether the parent (or linked) context is remote. */
+function spanFlags(traceFlags: number, isRemote: boolean | undefined): number {
+  return (traceFlags & 0xff) | HAS_IS_REMOTE | (isRemote ? IS_REMOTE : 0);
+}
+
+/** Span.Status: message (2) when set, code (3). */
+function writeStatus(w: ProtobufWriter, status: ReadableSpan['status']): void {
+  const start = w.startLengthDelimited();
+  const from = w.pos;
+  if (status.message) {
+    w.writeTag(2, 2);
+    w.writeString(status.message);
+  }
+  w.writeTag(3, 0);
+  w.writeVarint(status.code);
+  w.finishLengthDelimited(start, w.pos - from);
+}
+
+function writeEvent(w: ProtobufWriter, event: ReadableSpan['events'][number]): void {
+  const start = w.startLengthDelimited();
+  const from = w.pos;
+  w.writeTag(1, 1);
+  writeHrTimeAsFixed64(w, event.time);
+  w.writeTag(2, 2);
+  w.writeString(event.name);
+  if (event.attributes) writeAttributes(w, event.attributes, 3);
+  w.writeTag(4, 0);
+  w.writeVarint(event.droppedAttributesCount || 0);
+  w.finishLengthDelimited(start, w.pos - from);
+}
+
+function writeLink(w: ProtobufWriter, link: ReadableSpan['links'][number]): void {
+  const start = w.startLengthDelimited();
+  const from = w.pos;
+  const linked = link.context;
+  w.writeTag(1, 2);
+  w.writeBytes(hexToBinary(linked.traceId));
+  w.writeTag(2, 2);
+  w.writeBytes(hexToBinary(linked.spanId));
+  const state = linked.traceState?.serialize();
+  if (state) {
+    w.writeTag(3, 2);
+    w.writeString(state);
+  }
+  if (link.attributes) writeAttributes(w, link.attributes, 4);
+  w.writeTag(5, 0);
+  w.writeVarint(link.droppedAttributesCount || 0);
+  w.writeTag(6, 5);
+  w.writeFixed32(spanFlags(linked.traceFlags, linked.isRemote));
+  w.finishLengthDelimited(start, w.pos - from);
+}
+
+/** One `Span` message, length-delimited (its length, then its fields), as the SDK's serializer writes it. */
+export function writeSpan(w: ProtobufWriter, span: ReadableSpan): void {
+  const start = w.startLengthDelimited();
+  const from = w.pos;
+  const ctx = span.spanContext();
+  w.writeTag(1, 2);
+  w.writeBytes(hexToBinary(ctx.traceId));
+  w.writeTag(2, 2);
+  w.writeBytes(hexToBinary(ctx.spanId));
+  const state = ctx.traceState?.serialize();
+  if (state) {
+    w.writeTag(3, 2);
+    w.writeString(state);
+  }
+  const parent = span.parentSpanContext;
+  if (parent?.spanId) {
+    w.writeTag(4, 2);
+    w.writeBytes(hexToBinary(parent.spanId));
+  }
+  w.writeTag(5, 2);
+  w.writeString(span.name);
+  // OTLP's SpanKind is the API's plus one (0 is "unspecified").
+  const kind = span.kind == null ? 0 : span.kind + 1;
+  if (kind !== 0) {
+    w.writeTag(6, 0);
+    w.writeVarint(kind);
+  }
+  w.writeTag(7, 1);
+  writeHrTimeAsFixed64(w, span.startTime as HrTime);
+  w.writeTag(8, 1);
+  writeHrTimeAsFixed64(w, span.endTime as HrTime);
+  if (span.attributes) writeAttributes(w, span.attributes, 9);
+  w.writeTag(10, 0);
+  w.writeVarint(span.droppedAttributesCount);
+  for (const event of span.events) {
+    w.writeTag(11, 2);
+    writeEvent(w, event);
+  }
+  w.writeTag(12, 0);
+  w.writeVarint(span.droppedEventsCount);
+  for (const link of span.links) {
+    w.writeTag(13, 2);
+    writeLink(w, link);
+  }
+  w.writeTag(14, 0);
+  w.writeVarint(span.droppedLinksCount);
+  w.writeTag(15, 2);
+  writeStatus(w, span.status);
+  w.writeTag(16, 5);
+  w.writeFixed32(spanFlags(ctx.traceFlags, parent?.isRemote));
+  w.finishLengthDelimited(start, w.pos - from);
 }
 
 /**
- * Protobuf: an ExportTraceServiceRequest has one field, the repeated `resource_spans`, and two
- * serialized messages one after the other parse as one message with both lists (the protobuf
- * encoding's rule for repeated fields), so joining is concatenating.
+ * A chunk of ended spans on the main thread: per span, the ids of its resource and scope (varints)
+ * and its `ScopeSpans.spans` entry (tag 2, length, `Span`). `take` hands the bytes over and starts
+ * a new chunk.
  */
-export const PROTOBUF: JoinableFormat = {
-  contentType: 'application/x-protobuf',
-  serialize: (spans) => ProtobufTraceSerializer.serializeRequest(spans)!,
-  deserializeResponse: (data) => ProtobufTraceSerializer.deserializeResponse(data),
-  join: (parts) => (parts.length === 1 ? parts[0] : Buffer.concat(parts)),
-};
+export class SpanChunkWriter {
+  private writer: ProtobufWriter;
+  spans = 0;
 
-/** JSON: each part is `{"resourceSpans":[...]}`; the joined request lists every part's array items. */
-const JSON_HEAD = Buffer.from('{"resourceSpans":[');
-const JSON_TAIL = Buffer.from(']}');
-export const JSON_FORMAT: JoinableFormat = {
-  contentType: 'application/json',
-  serialize: (spans) => JsonTraceSerializer.serializeRequest(spans)!,
-  deserializeResponse: (data) => JsonTraceSerializer.deserializeResponse(data),
-  join(parts) {
-    if (parts.length === 1) return parts[0];
-    const items: Uint8Array[] = [JSON_HEAD];
-    for (const part of parts) {
-      const body = Buffer.from(part.buffer, part.byteOffset, part.byteLength);
-      if (!body.subarray(0, JSON_HEAD.length).equals(JSON_HEAD) || !body.subarray(body.length - JSON_TAIL.length).equals(JSON_TAIL)) {
-        throw new Error('unexpected OTLP/JSON request shape');
-      }
-      const list = body.subarray(JSON_HEAD.length, body.length - JSON_TAIL.length);
-      if (list.length === 0) continue;
-      if (items.length > 1) items.push(Buffer.from(','));
-      items.push(list);
-    }
-    items.push(JSON_TAIL);
-    return Buffer.concat(items);
-  },
-};
+  constructor(private readonly initialBytes: number) {
+    this.writer = new ProtobufWriter(initialBytes);
+  }
 
-export interface SerializedBatch {
-  body: Uint8Array;
-  spans: number;
+  get bytes(): number {
+    return this.writer.pos;
+  }
+
+  add(span: ReadableSpan, resource: number, scope: number): void {
+    const w = this.writer;
+    w.writeVarint(resource);
+    w.writeVarint(scope);
+    w.writeTag(2, 2);
+    writeSpan(w, span);
+    this.spans++;
+  }
+
+  /** The chunk's bytes (their own ArrayBuffer, to transfer); the writer starts a new chunk. */
+  take(): Uint8Array {
+    const bytes = this.writer.finish();
+    this.writer = new ProtobufWriter(this.initialBytes);
+    this.spans = 0;
+    return bytes;
+  }
 }
 
-export interface SerializingProcessorOptions {
-  /** Spans serialized together as they end (a small number: they die young, see below). */
-  chunkSize: number;
-  /** Spans per export request (OTEL_BSP_MAX_EXPORT_BATCH_SIZE). */
-  maxExportBatchSize: number;
-  /** Longest wait of an ended span before its export (OTEL_BSP_SCHEDULE_DELAY). */
-  scheduledDelayMs: number;
-  /** Serialized spans kept waiting at most; beyond, spans are dropped (OTEL_BSP_MAX_QUEUE_SIZE). */
-  maxQueueSize: number;
+/** A resource as the worker gets it: its attributes (settled) and schema URL. */
+export interface ChunkResource {
+  attributes: ReadableSpan['resource']['attributes'];
+  schemaUrl: string | undefined;
+}
+
+/** An instrumentation scope as the worker gets it. */
+export interface ChunkScope {
+  name: string;
+  version: string | undefined;
+  schemaUrl: string | undefined;
+}
+
+/** A length-delimited field's tag and length, as protobuf writes them. */
+function fieldHead(field: number, length: number): Buffer {
+  const w = new ProtobufWriter(16);
+  w.writeTag(field, 2);
+  w.writeVarint(length);
+  return Buffer.from(w.finish());
+}
+
+/** The string field `field` (a schema URL), or nothing when empty, as the SDK writes it. */
+function stringField(field: number, value: string | undefined): Buffer | null {
+  if (!value) return null;
+  const w = new ProtobufWriter(value.length * 3 + 8);
+  w.writeTag(field, 2);
+  w.writeString(value);
+  return Buffer.from(w.finish());
+}
+
+/** One span of a chunk: the ids of its resource and scope and its `ScopeSpans.spans` entry. */
+interface ChunkSpan {
+  resource: number;
+  scope: number;
+  entry: Uint8Array;
+}
+
+function readVarint(bytes: Uint8Array, at: { pos: number }): number {
+  let value = 0;
+  let shift = 0;
+  for (;;) {
+    if (at.pos >= bytes.length) throw new Error('span chunk: truncated varint');
+    const b = bytes[at.pos++];
+    value += (b & 0x7f) * 2 ** shift;
+    if (b < 0x80) return value;
+    shift += 7;
+    if (shift > 49) throw new Error('span chunk: varint too long');
+  }
+}
+
+/** The spans of a chunk, in order (their entries are views of the chunk's bytes). */
+export function readChunk(bytes: Uint8Array): ChunkSpan[] {
+  const spans: ChunkSpan[] = [];
+  const at = { pos: 0 };
+  while (at.pos < bytes.length) {
+    const resource = readVarint(bytes, at);
+    const scope = readVarint(bytes, at);
+    const entryStart = at.pos;
+    if (bytes[at.pos++] !== 0x12) throw new Error('span chunk: expected a ScopeSpans.spans entry');
+    const length = readVarint(bytes, at);
+    at.pos += length;
+    if (at.pos > bytes.length) throw new Error('span chunk: truncated span');
+    spans.push({ resource, scope, entry: bytes.subarray(entryStart, at.pos) });
+  }
+  return spans;
 }
 
 /**
- * The batch span processor of the OTLP/HTTP export, serializing as spans end (issue 27 bench).
- * The SDK's BatchSpanProcessor keeps every ended span object until its batch of 512 is exported:
- * at thousands of requests per second those objects outlive the young generation and are
- * promoted, and the garbage collector was the largest item of the traced service's profile (26 %),
- * before protobuf serialization. Here every `chunkSize` ended spans are serialized at once with
- * the SDK's own OTLP serializer (the same bytes its exporter sends), the span objects die young,
- * and the serialized requests of `maxExportBatchSize` spans are joined into one export request sent
- * by the SDK's OTLP/HTTP transport (its retries, timeout, headers, compression and concurrency
- * limit). A collector receives the same spans as from the SDK's exporter; the resource and scope
- * are repeated once per chunk in the request (a few hundred bytes per `chunkSize` spans).
+ * The export worker's batch: spans queued as chunks arrive (at most `maxQueueSize`; beyond, dropped
+ * and counted), cut into export requests of at most `maxExportBatchSize` spans in arrival order. A
+ * request groups its spans by resource, then by scope, in the order each first appears, as the SDK's
+ * serializer does; the resource and scope fields are written once per resource and scope (with the
+ * SDK's writers) and reused.
  */
-export class SerializingSpanProcessor implements tracing.SpanProcessor {
-  private pending: tracing.ReadableSpan[] = [];
-  private parts: Uint8Array[] = [];
-  private partSpans = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly exports = new Set<Promise<void>>();
-  /** Spans not exported: the queue was full, or their export failed. */
+export class ExportBatcher {
+  private readonly resources = new Map<number, { field: Buffer; schemaUrl: Buffer | null }>();
+  private readonly scopes = new Map<number, { field: Buffer; schemaUrl: Buffer | null }>();
+  private queue: ChunkSpan[] = [];
+  /** Spans not exported because the queue was full. */
   dropped = 0;
 
-  constructor(
-    private readonly format: JoinableFormat,
-    private readonly send: (batch: SerializedBatch) => Promise<void>,
-    private readonly options: SerializingProcessorOptions,
-  ) {}
+  constructor(private readonly options: { maxExportBatchSize: number; maxQueueSize: number }) {}
 
-  onStart(): void {}
-
-  onEnd(span: tracing.ReadableSpan): void {
-    if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return;
-    this.pending.push(span);
-    if (this.pending.length >= this.options.chunkSize) this.serializePending();
-    else if (this.timer === undefined) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        this.serializePending();
-        this.exportParts();
-      }, this.options.scheduledDelayMs);
-      this.timer.unref();
-    }
+  get queued(): number {
+    return this.queue.length;
   }
 
-  private serializePending(): void {
-    const spans = this.pending;
-    if (spans.length === 0) return;
-    this.pending = [];
-    if (this.partSpans + spans.length > this.options.maxQueueSize) {
+  defineResource(id: number, resource: ChunkResource): void {
+    const w = new ProtobufWriter(1024);
+    writeResource(w, { attributes: resource.attributes } as Parameters<typeof writeResource>[1], 1);
+    this.resources.set(id, { field: Buffer.from(w.finish()), schemaUrl: stringField(3, resource.schemaUrl) });
+  }
+
+  defineScope(id: number, scope: ChunkScope): void {
+    const w = new ProtobufWriter(256);
+    writeInstrumentationScope(w, { name: scope.name, version: scope.version }, 1);
+    this.scopes.set(id, { field: Buffer.from(w.finish()), schemaUrl: stringField(3, scope.schemaUrl) });
+  }
+
+  /** Queues a chunk's spans; false (and the chunk dropped) when the queue has no room for it. */
+  add(chunk: Uint8Array): boolean {
+    const spans = readChunk(chunk);
+    if (this.queue.length + spans.length > this.options.maxQueueSize) {
       this.dropped += spans.length;
-      return;
+      return false;
     }
-    try {
-      this.parts.push(this.format.serialize(spans));
-      this.partSpans += spans.length;
-    } catch (err) {
-      this.dropped += spans.length;
-      diag.error('span serialization failed', err);
-      return;
+    for (const span of spans) {
+      if (!this.resources.has(span.resource) || !this.scopes.has(span.scope)) throw new Error(`span chunk: unknown resource ${span.resource} or scope ${span.scope}`);
+      this.queue.push(span);
     }
-    if (this.partSpans >= this.options.maxExportBatchSize) this.exportParts();
+    return true;
   }
 
-  private exportParts(): void {
-    if (this.parts.length === 0) return;
-    const batch = { body: this.format.join(this.parts), spans: this.partSpans };
-    this.parts = [];
-    this.partSpans = 0;
-    const sent = this.send(batch).catch((err: unknown) => {
-      this.dropped += batch.spans;
-      diag.error('span export failed', err);
-    }).finally(() => this.exports.delete(sent));
-    this.exports.add(sent);
-  }
-
-  async forceFlush(): Promise<void> {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.serializePending();
-    this.exportParts();
-    await Promise.all([...this.exports]);
-  }
-
-  async shutdown(): Promise<void> {
-    await this.forceFlush();
+  /** The next export request and its span count, or null when nothing is queued; `full` only when a whole batch is queued. */
+  next(full: boolean): { body: Uint8Array; spans: number } | null {
+    const max = this.options.maxExportBatchSize;
+    if (this.queue.length === 0 || (full && this.queue.length < max)) return null;
+    const spans = this.queue.length <= max ? this.queue : this.queue.slice(0, max);
+    this.queue = this.queue.length <= max ? [] : this.queue.slice(max);
+    const grouped = new Map<number, Map<number, Uint8Array[]>>();
+    for (const span of spans) {
+      let scopes = grouped.get(span.resource);
+      if (!scopes) grouped.set(span.resource, (scopes = new Map()));
+      let entries = scopes.get(span.scope);
+      if (!entries) scopes.set(span.scope, (entries = []));
+      entries.push(span.entry);
+    }
+    const parts: Uint8Array[] = [];
+    for (const [resourceId, scopes] of grouped) {
+      const resource = this.resources.get(resourceId)!;
+      const resourceParts: Uint8Array[] = [resource.field];
+      for (const [scopeId, entries] of scopes) {
+        const scope = this.scopes.get(scopeId)!;
+        const scopeParts: Uint8Array[] = [scope.field, ...entries];
+        if (scope.schemaUrl) scopeParts.push(scope.schemaUrl);
+        const length = scopeParts.reduce((n, p) => n + p.length, 0);
+        resourceParts.push(fieldHead(2, length), ...scopeParts);
+      }
+      if (resource.schemaUrl) resourceParts.push(resource.schemaUrl);
+      const length = resourceParts.reduce((n, p) => n + p.length, 0);
+      parts.push(fieldHead(1, length), ...resourceParts);
+    }
+    return { body: Buffer.concat(parts), spans: spans.length };
   }
 }
 
-/** The wire format OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL asks for, when it is one this processor joins (OTLP/HTTP). */
-export function joinableFormat(env: NodeJS.ProcessEnv): JoinableFormat | null {
+/** The OTLP/HTTP protocol OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL asks for, when it is one of HTTP's. */
+export function httpProtocol(env: NodeJS.ProcessEnv): 'http/protobuf' | 'http/json' | null {
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf').trim();
-  if (protocol === 'http/protobuf') return PROTOBUF;
-  if (protocol === 'http/json') return JSON_FORMAT;
-  return null;
+  return protocol === 'http/protobuf' || protocol === 'http/json' ? protocol : null;
 }
-
-/** In a posted span's flags (WireSpan): its parent came from another process (a caller's traceparent). */
-export const WIRE_REMOTE_PARENT = 0x100;
 
 export function positiveInteger(value: string | undefined, fallback: number): number {
   const n = Number(value);

@@ -15,14 +15,14 @@
  * SQL spans (tracing.ts), because the http, Fastify and pg instrumentations cost 60-70 % of the
  * throughput of a signed request (issue 27 bench, docs/observability.md "Cost").
  */
-import { context, diag, DiagConsoleLogger, propagation, ROOT_CONTEXT, trace, TraceFlags, type Context, type ContextManager, type SpanContext, type TextMapPropagator } from '@opentelemetry/api';
+import { context, diag, DiagConsoleLogger, propagation, ROOT_CONTEXT, trace, TraceFlags, type Context, type ContextManager, type TextMapPropagator } from '@opentelemetry/api';
 import { CompositePropagator, diagLogLevelFromString, getBooleanFromEnv, getStringFromEnv, getStringListFromEnv, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { defaultResource, detectResources, envDetector, hostDetector, osDetector, processDetector, resourceFromAttributes, serviceInstanceIdDetector, type Resource, type ResourceDetector } from '@opentelemetry/resources';
-import { BasicTracerProvider, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Worker } from 'node:worker_threads';
 import type { TracingHandle } from './tracing.ts';
-import { joinableFormat, positiveInteger, WIRE_REMOTE_PARENT, type JoinableFormat } from './tracing-export.ts';
-import type { ExportWorkerData, WireRest, WireScope, WireSpan, WorkerAnswer, WorkerMessage } from './tracing-export-worker.ts';
+import { httpProtocol, positiveInteger, SpanChunkWriter } from './tracing-export.ts';
+import type { ExportWorkerData, WorkerAnswer, WorkerMessage } from './tracing-export-worker.ts';
 
 /**
  * A context manager without async hooks: a context is active while a function runs synchronously
@@ -69,29 +69,28 @@ export class SynchronousContextManager implements ContextManager {
 
 
 /**
- * The span processor of the OTLP/HTTP export (protobuf or JSON): the data of each ended, sampled span
- * is posted to the export worker (tracing-export-worker.ts says why there), which serializes, batches
- * and sends. Spans are posted by `chunkSize` or after at most `POST_DELAY_MS`, so they die young here.
- * The worker keeps the process alive only while a flush is under way.
+ * The span processor of the OTLP/HTTP protobuf export: each ended, sampled span is written at once as
+ * its OTLP bytes into a chunk (tracing-export.ts, `SpanChunkWriter`), and a chunk of `chunkSpans`
+ * spans (or `CHUNK_BYTES`, or whatever ended in `POST_DELAY_MS`) is transferred to the export worker
+ * (tracing-export-worker.ts), which batches and sends. Nothing of a span outlives `onEnd` on this
+ * thread but its bytes, outside the JavaScript heap. The worker keeps the process alive only while a
+ * flush is under way.
  */
 export class WorkerSpanProcessor implements SpanProcessor {
   private readonly worker: Worker;
-  private pending: WireSpan[] = [];
+  private readonly chunk = new SpanChunkWriter(CHUNK_BYTES + 16 * 1024);
   private timer: NodeJS.Timeout | undefined;
   /** Posts wait here while a new resource's attributes settle (the host id is read asynchronously). */
   private settling: Promise<void> | null = null;
   private readonly resourceIds = new WeakMap<object, number>();
   private newResources: { id: number; resource: ReadableSpan['resource'] }[] = [];
-  /** Instrumentation scopes by id, like resources: one object each in the worker, so its serializer groups their spans. */
+  /** Instrumentation scopes by id, like resources: the worker groups spans by scope. */
   private readonly scopeIds = new WeakMap<object, number>();
-  private newScopes: WireScope[] = [];
+  private newScopes: NonNullable<WorkerMessage['scopes']> = [];
   private readonly flushes = new Map<number, () => void>();
   private nextId = 1;
 
-  private readonly chunkSize: number;
-
-  constructor(env: NodeJS.ProcessEnv, data: ExportWorkerData) {
-    this.chunkSize = data.chunkSize;
+  constructor(env: NodeJS.ProcessEnv, data: ExportWorkerData, private readonly chunkSpans: number) {
     // Compiled (dist/) the worker is JavaScript; from the sources (tsx) TypeScript, loaded by the same loader.
     const file = new URL(`./tracing-export-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
     this.worker = new Worker(file, { env: { ...env }, workerData: data });
@@ -111,8 +110,7 @@ export class WorkerSpanProcessor implements SpanProcessor {
   onStart(): void {}
 
   onEnd(span: ReadableSpan): void {
-    const context = span.spanContext();
-    if ((context.traceFlags & TraceFlags.SAMPLED) === 0) return;
+    if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return;
     let resource = this.resourceIds.get(span.resource);
     if (resource === undefined) {
       resource = this.nextId++;
@@ -126,45 +124,33 @@ export class WorkerSpanProcessor implements SpanProcessor {
       this.scopeIds.set(scope, scopeId);
       this.newScopes.push({ id: scopeId, name: scope.name, version: scope.version, schemaUrl: scope.schemaUrl });
     }
-    const parent = span.parentSpanContext;
-    const { startTime, endTime, status } = span;
-    this.pending.push([
-      span.name,
-      span.kind,
-      context.traceId,
-      context.spanId,
-      parent?.spanId,
-      parent?.isRemote ? context.traceFlags | WIRE_REMOTE_PARENT : context.traceFlags,
-      startTime[0], startTime[1], endTime[0], endTime[1],
-      status.code,
-      status.message,
-      span.attributes,
-      scopeId,
-      resource,
-      wireRest(span, context),
-    ]);
-    if (this.pending.length >= this.chunkSize) this.post();
+    try {
+      this.chunk.add(span, resource, scopeId);
+    } catch (err) {
+      diag.error('span serialization failed', err);
+      return;
+    }
+    if (this.chunk.spans >= this.chunkSpans || this.chunk.bytes >= CHUNK_BYTES) this.post();
     else if (this.timer === undefined) {
       this.timer = setTimeout(() => this.post(), POST_DELAY_MS);
       this.timer.unref();
     }
   }
 
-  /** Posts the pending spans (and `flush`), after the attributes of a new resource have settled. */
+  /** Transfers the chunk (and `flush`), after the attributes of a new resource have settled. */
   private post(flush?: number): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    const spans = this.pending;
-    this.pending = [];
+    const chunk = this.chunk.spans > 0 ? this.chunk.take() : undefined;
     const defined = this.newResources;
     this.newResources = [];
     const scopes = this.newScopes;
     this.newScopes = [];
     const send = () => {
-      const message: WorkerMessage = { spans, flush };
+      const message: WorkerMessage = { chunk, flush };
       if (scopes.length > 0) message.scopes = scopes;
       if (defined.length > 0) message.resources = defined.map(({ id, resource }) => ({ id, attributes: resource.attributes, schemaUrl: resource.schemaUrl }));
-      this.worker.postMessage(message);
+      this.worker.postMessage(message, chunk ? [chunk.buffer as ArrayBuffer] : []);
     };
     const unsettled = defined.filter(({ resource }) => resource.asyncAttributesPending);
     if (unsettled.length > 0 || this.settling) {
@@ -193,46 +179,29 @@ export class WorkerSpanProcessor implements SpanProcessor {
   }
 }
 
-/**
- * The rarely set parts of a span (trace state, events, links, dropped counts), posted only when one is
- * set: a SERVER or SQL span of this service has none.
- */
-function wireRest(span: ReadableSpan, context: SpanContext): WireRest | undefined {
-  const traceState = context.traceState?.serialize();
-  if (!traceState && span.events.length === 0 && span.links.length === 0 && span.droppedAttributesCount === 0
-    && span.droppedEventsCount === 0 && span.droppedLinksCount === 0) return undefined;
-  return {
-    traceState,
-    droppedAttributesCount: span.droppedAttributesCount,
-    events: span.events,
-    droppedEventsCount: span.droppedEventsCount,
-    links: span.links.map((link) => ({
-      traceId: link.context.traceId,
-      spanId: link.context.spanId,
-      traceFlags: link.context.traceFlags,
-      isRemote: link.context.isRemote,
-      traceState: link.context.traceState?.serialize(),
-      attributes: link.attributes,
-      droppedAttributesCount: link.droppedAttributesCount,
-    })),
-    droppedLinksCount: span.droppedLinksCount,
-  };
-}
-
-/** Longest wait of an ended span on the main thread before it is posted to the export worker. */
+/** Longest wait of an ended span on the main thread before its chunk goes to the export worker. */
 const POST_DELAY_MS = 100;
+/** A chunk goes to the worker once it holds this many bytes (a SERVER span is about 150-300). */
+const CHUNK_BYTES = 48 * 1024;
 
-/** The OTLP/HTTP export of spans: the SDK's serializer and transport for the OTEL_* variables, on the export worker. */
-function workerProcessor(env: NodeJS.ProcessEnv, format: JoinableFormat): WorkerSpanProcessor {
+/** The OTLP/HTTP protobuf export of spans: the SDK's encoding and transport for the OTEL_* variables, sent by the export worker. */
+function workerProcessor(env: NodeJS.ProcessEnv): WorkerSpanProcessor {
   const maxExportBatchSize = positiveInteger(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 512);
-  const chunkSize = Math.min(32, maxExportBatchSize);
   return new WorkerSpanProcessor(env, {
-    contentType: format.contentType,
-    chunkSize,
     maxExportBatchSize,
     scheduledDelayMs: positiveInteger(env.OTEL_BSP_SCHEDULE_DELAY, 5000),
     maxQueueSize: Math.max(positiveInteger(env.OTEL_BSP_MAX_QUEUE_SIZE, 2048), maxExportBatchSize),
-  });
+  }, Math.min(256, maxExportBatchSize));
+}
+
+/**
+ * OTLP/HTTP JSON (a protocol for reading exports by eye, not for volume): the SDK's own batch
+ * processor and JSON exporter on the main thread, both reading the OTEL_BSP_* and OTEL_EXPORTER_OTLP_*
+ * variables themselves.
+ */
+async function jsonProcessor(): Promise<SpanProcessor> {
+  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
+  return new BatchSpanProcessor(new OTLPTraceExporter());
 }
 
 /** The service's name when neither OTEL_SERVICE_NAME nor the detected resource (OTEL_RESOURCE_ATTRIBUTES) names it. */
@@ -245,8 +214,8 @@ const SERVICE_NAME = 'card-issuing-service';
  */
 export async function startSdk(env: NodeJS.ProcessEnv): Promise<TracingHandle> {
   const traces = env.OTEL_TRACES_EXPORTER?.trim();
-  const format = !traces || traces === 'otlp' ? joinableFormat(env) : null;
-  if (!format && traces !== 'none') return startNodeSdk(env);
+  const protocol = !traces || traces === 'otlp' ? httpProtocol(env) : null;
+  if (!protocol && traces !== 'none') return startNodeSdk(env);
   // NodeSDK's order: the diagnostic logger first, then nothing at all when the SDK is disabled.
   const logLevel = getStringFromEnv('OTEL_LOG_LEVEL');
   if (logLevel != null) diag.setLogger(new DiagConsoleLogger(), { logLevel: diagLogLevelFromString(logLevel) });
@@ -255,9 +224,9 @@ export async function startSdk(env: NodeJS.ProcessEnv): Promise<TracingHandle> {
   const propagator = await propagatorFromEnv();
   if (propagator) propagation.setGlobalPropagator(propagator);
   // OTEL_TRACES_EXPORTER=none: no tracer provider (spans are the API's no-op ones), as NodeSDK.
-  if (!format) return { shutdown: async () => {} };
+  if (!protocol) return { shutdown: async () => {} };
   // The sampler and span limits: BasicTracerProvider reads OTEL_TRACES_SAMPLER(_ARG), OTEL_SPAN_* and OTEL_ATTRIBUTE_*.
-  const provider = new BasicTracerProvider({ resource: resourceFromEnv(env), spanProcessors: [workerProcessor(env, format)] });
+  const provider = new BasicTracerProvider({ resource: resourceFromEnv(env), spanProcessors: [protocol === 'http/json' ? await jsonProcessor() : workerProcessor(env)] });
   trace.setGlobalTracerProvider(provider);
   return { shutdown: () => provider.shutdown() };
 }

@@ -83,7 +83,12 @@ if (parentPort) {
   port.on('message', (message: WorkerMessage) => {
     for (const { id, ...resource } of message.resources ?? []) batcher.defineResource(id, resource);
     for (const { id, ...scope } of message.scopes ?? []) batcher.defineScope(id, scope);
-    if (message.chunk && !batcher.add(message.chunk)) diag.warn('span export queue full (OTEL_BSP_MAX_QUEUE_SIZE): spans dropped');
+    try {
+      if (message.chunk && !batcher.add(message.chunk)) diag.warn('span export queue full (OTEL_BSP_MAX_QUEUE_SIZE): spans dropped');
+    } catch (err) {
+      // A chunk this thread cannot read is dropped whole; the export goes on with the next one.
+      diag.error('span chunk unreadable: its spans are dropped', err);
+    }
     send(message.flush === undefined);
     if (message.flush !== undefined) {
       const flushed = message.flush;

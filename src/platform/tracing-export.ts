@@ -263,17 +263,17 @@ export class ExportBatcher {
     this.scopes.set(id, { field: Buffer.from(w.finish()), schemaUrl: stringField(3, scope.schemaUrl) });
   }
 
-  /** Queues a chunk's spans; false (and the chunk dropped) when the queue has no room for it. */
+  /** Queues a chunk's spans; false (and the chunk dropped) when the queue has no room for it. Throws, queuing nothing, when the chunk is unreadable. */
   add(chunk: Uint8Array): boolean {
     const spans = readChunk(chunk);
+    for (const span of spans) {
+      if (!this.resources.has(span.resource) || !this.scopes.has(span.scope)) throw new Error(`span chunk: unknown resource ${span.resource} or scope ${span.scope}`);
+    }
     if (this.queue.length + spans.length > this.options.maxQueueSize) {
       this.dropped += spans.length;
       return false;
     }
-    for (const span of spans) {
-      if (!this.resources.has(span.resource) || !this.scopes.has(span.scope)) throw new Error(`span chunk: unknown resource ${span.resource} or scope ${span.scope}`);
-      this.queue.push(span);
-    }
+    for (const span of spans) this.queue.push(span);
     return true;
   }
 

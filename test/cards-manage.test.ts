@@ -333,6 +333,19 @@ describe('cards after issuance', () => {
       assert.equal(amt(cardUsd.available), 300);
     });
 
+    it('answers the amount and both balances with the digits fund/v1/balance shows (two decimals, D4)', async () => {
+      const out = await transfer({ amount: decimal('1.1') });
+      assert.equal(money(out.amount), '1.10');
+      const balance = await w.client.funding.balance(w.org.organizationId);
+      const pool = balance.pools.find((p) => p.currency === 'USD')!;
+      const cardUsd = balance.cards.find((c) => c.cardId === card.cardId && c.currency === 'USD')!;
+      const digits = (b: { available: unknown; pending: unknown; total: unknown }) => [money(b.available), money(b.pending), money(b.total)];
+      assert.deepEqual(digits(out.poolBalance), digits(pool));
+      assert.deepEqual(digits(out.cardBalance), digits(cardUsd));
+      for (const text of [...digits(out.poolBalance), ...digits(out.cardBalance)]) assert.match(text, /^-?\d+\.\d{2}$/);
+      await transfer({ direction: 'CARD_TO_POOL', amount: decimal('1.10') });
+    });
+
     it('each error changes nothing: EXTERNAL_TRAN_ID_DUPLICATE, INSUFFICIENT_BALANCE, CARD_NOT_DEDICATED, CARD_INVALID, currencies, organization, amount', async () => {
       const externalTranId = ref('tx');
       await transfer({ externalTranId, amount: decimal('1') });

@@ -132,6 +132,9 @@ describe('physical card upgrades, corporate (issue 30, D52)', () => {
     const feeLines = statement.result.filter((l) => String(l.type).startsWith('CARD_'));
     assert.deepEqual(feeLines.map((l) => [l.type, plain(l.amount), l.reference]).sort(),
       [['CARD_POSTAL_FEE', '-2.5', upgradeRef], ['CARD_PRINTING_FEE', '-5', upgradeRef]]);
+    // D4, docs/decisions.md 21: the record (and its event) writes a pool's fee with the digits of its statement line.
+    assert.deepEqual(u.fees.map((f) => decimalText(f.amount)), ['5.00', '2.50']);
+    assert.deepEqual(feeLines.map((l) => decimalText(l.amount)).sort(), ['-2.50', '-5.00']);
 
     const queried = await w.client.cards.query(card.cardId);
     assert.equal(queried.cardForm, 'VIRTUAL', 'the card is virtual until activation');

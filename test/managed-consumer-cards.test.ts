@@ -275,6 +275,53 @@ describe('consumer cards (issue 11)', () => {
     assert.deepEqual(await exact(user, 'PRTE'), { free: '0.00069114', freeze: '0', total: '0.00069114' });
   });
 
+  it('D4, D35: an 18-decimal asset\'s hold is the USD amount at the rate rounded up exactly, every digit kept', async () => {
+    // 123.45 x 0.333333333333333333 = 41.14999999999999995885: held 41.149999999999999959 (it was
+    // 41.15, the database's division keeping 16 decimals, which declined a user holding exactly it).
+    await svc.admin.upsertAsset({ asset: 'THRD', network: 'TEST', logo: 'https://x.example/thrd.svg', scale: 18, usdPegged: false, usdRate: decimal('0.333333333333333333'), status: 'ACTIVE' });
+    const user = uid();
+    await credit(user, 'THRD', '41.149999999999999959');
+    const card = await virtualCard(user, 'THRD');
+    const a = await purchase(card.cardId, '123.45');
+    assert.equal(a.approved, true, `declined ${a.declineReason}`);
+    assert.deepEqual(await balanceOf(user, 'THRD'), { free: '0', freeze: '41.149999999999999959', total: '41.149999999999999959' });
+    // Clearing the same amount at the authorization's rate takes exactly the hold.
+    await client.sandbox.clear({ transId: a.transId, amount: decimal('123.45') });
+    assert.deepEqual(await balanceOf(user, 'THRD'), { free: '0', freeze: '0', total: '0' });
+    // 1000000.01 x 1.000000000000000001 = 1000000.01000000000100000001: rounded up, not to the nearest.
+    await svc.admin.upsertAsset({ asset: 'NEAR', network: 'TEST', logo: 'https://x.example/near.svg', scale: 18, usdPegged: false, usdRate: decimal('1.000000000000000001'), status: 'ACTIVE' });
+    const rich = uid();
+    await credit(rich, 'NEAR', '1000000.010000000001');
+    const nearCard = await virtualCard(rich, 'NEAR');
+    const short = await purchase(nearCard.cardId, '1000000.01');
+    assert.equal(short.approved, false, 'one unit of the last place short');
+    assert.equal(short.declineReason, 'INSUFFICIENT_BALANCE');
+    await credit(rich, 'NEAR', '0.000000000000000001');
+    assert.equal((await purchase(nearCard.cardId, '1000000.01')).approved, true);
+    assert.deepEqual(await balanceOf(rich, 'NEAR'), { free: '0', freeze: '1000000.010000000001000001', total: '1000000.010000000001000001' });
+  });
+
+  it('D35: a refund worth less than one unit of the asset credits nothing and is still recorded (rounded down, no empty posting)', async () => {
+    // 3 units per USD, no decimals: USD 0.33 is 0.99 of a unit, rounded down to 0.
+    await svc.admin.upsertAsset({ asset: 'WHOLE', network: 'TEST', logo: 'https://x.example/whole.svg', scale: 0, usdPegged: false, usdRate: decimal('3'), status: 'ACTIVE' });
+    const user = uid();
+    await credit(user, 'WHOLE', '10');
+    const card = await virtualCard(user, 'WHOLE');
+    const a = await purchase(card.cardId, '1.00');
+    await client.sandbox.clear({ transId: a.transId, amount: decimal('1.00') });
+    assert.deepEqual(await balanceOf(user, 'WHOLE'), { free: '7', freeze: '0', total: '7' });
+    const named = await client.sandbox.refund({ cardId: card.cardId, amount: decimal('0.33'), currency: 'USD', merchantName: 'Shop', transId: a.transId });
+    assert.equal(named.status, 'POSTED');
+    const unnamed = await client.sandbox.refund({ cardId: card.cardId, amount: decimal('0.33'), currency: 'USD', merchantName: 'Shop' });
+    assert.equal(unnamed.status, 'POSTED');
+    assert.deepEqual(await balanceOf(user, 'WHOLE'), { free: '7', freeze: '0', total: '7' });
+    const refunds = await client.consumerCards.fiatTransactions({ externalUserId: user, authType: 'REFUND' });
+    assert.deepEqual(refunds.result.map((t) => t.transId).sort(), [named.transId, unnamed.transId].sort());
+    // USD 0.34 is 1.02 units: 1 is credited.
+    await client.sandbox.refund({ cardId: card.cardId, amount: decimal('0.34'), currency: 'USD', merchantName: 'Shop', transId: a.transId });
+    assert.deepEqual(await balanceOf(user, 'WHOLE'), { free: '8', freeze: '0', total: '8' });
+  });
+
   it('D55: in sandbox a user without the contact still gets a code, as the VERIFICATION_CODE_SENT event only; production refuses naming the contact', async () => {
     // A partner of its own, admitted from 127.0.0.1 also by the production instance below.
     const p = await svc.newPartner({ ipWhitelist: { api: ['127.0.0.1'] } });

@@ -243,6 +243,14 @@ describe('managed-balance user assets (issue 11)', () => {
     assert.equal(decimalText(back.counterAmount), '1');
     await expectCode(client.userAssets.convert({ externalTranId: tid(), externalUserId: user, fromAsset: code, toAsset: 'USDT', amount: decimal('0.001') }), 'DAPI_PARAM_INVALID');
     await expectCode(client.userAssets.convert({ externalTranId: tid(), externalUserId: user, fromAsset: 'USDT', toAsset: 'USDC', amount: decimal('1000') }), 'INSUFFICIENT_BALANCE');
+    // A USD-pegged asset converts 1:1, so it carries at least USD's two decimals (D4, D35): with
+    // scale 0 a USD 1.01 card hold left the user a balance of 8.99 they could never debit.
+    const peg0 = `P${randomBytes(3).toString('hex').toUpperCase()}`;
+    for (const scale of [0, 1]) {
+      await expectCode(svc.admin.upsertAsset({ asset: peg0, network: 'X', logo: 'https://example.test/p.svg', scale, usdPegged: true, status: 'ACTIVE' }), 'DAPI_PARAM_INVALID', 'scale');
+    }
+    assert.ok(!(await svc.admin.call<Array<{ asset: string }>>('GET', '/internal/admin/v1/assets')).some((a) => a.asset === peg0), 'nothing was created');
+    await svc.admin.upsertAsset({ asset: peg0, network: 'X', logo: 'https://example.test/p.svg', scale: 2, usdPegged: true, status: 'ACTIVE' });
     // An asset without a rate cannot be converted.
     const norate = `N${randomBytes(3).toString('hex').toUpperCase()}`;
     await svc.admin.upsertAsset({ asset: norate, network: 'X', logo: 'https://example.test/n.svg', scale: 8, usdPegged: false, status: 'ACTIVE' });

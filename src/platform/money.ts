@@ -13,6 +13,7 @@ export type Amount = InstanceType<typeof ExactDecimal>;
 
 /** Scale of corporate currencies (USD, HKD) and of managed-balance assets (D4); the wire contract defines them. */
 export { ASSET_MAX_SCALE, CORPORATE_SCALE } from '../../sdk/contract/wire.ts';
+import { CORPORATE_SCALE } from '../../sdk/contract/wire.ts';
 export type { AmountRules };
 /** Largest magnitude accepted anywhere: NUMERIC(38,18) holds 20 integer digits. */
 const MAX_INTEGER_DIGITS = 20;
@@ -84,6 +85,17 @@ export function toWire(value: Amount | string): LosslessNumber {
     return new LosslessNumber(value);
   }
   return new LosslessNumber(value.toFixed());
+}
+
+/**
+ * Corporate amounts (USD, HKD) on the wire with exactly two decimals (D4; docs/decisions.md 21):
+ * `100.50`, `0.00`, the same digits wherever one pool or card balance or movement is shown. The
+ * ledger never holds more decimals for these currencies (amounts are parsed with scale 2).
+ */
+export function corporateWire(value: Amount | string): LosslessNumber {
+  const dec = typeof value === 'string' ? fromDb(value) : value;
+  invariant(dec.decimalPlaces() <= CORPORATE_SCALE, `corporate amount ${dec.toFixed()} has at most ${CORPORATE_SCALE} decimals`);
+  return new LosslessNumber(dec.toFixed(CORPORATE_SCALE));
 }
 
 export const ZERO = new ExactDecimal(0);

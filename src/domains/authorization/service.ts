@@ -445,7 +445,10 @@ export async function refund(deps: AuthorizationDeps, input: RefundInput): Promi
     const cancelled = card.balanceMode === 'DEDICATED' && await isCancelledDedicatedCard(q, card.cardId);
     const fundsAccountId = await fundsAccountOf(q, card, billingCurrency, at);
     const credited = await refundInFunds(deps, q, card, original, billingAmount);
-    const posting = await post(q, {
+    // A rated asset's refund rounded down to its scale may be nothing (USD 0.33 of an asset worth
+    // USD 1/3 a unit, scale 0): the refund is recorded and credits nothing, as a reversal whose
+    // share rounds to zero releases nothing (D33: no empty posting; D35, docs/consumer-cards.md).
+    const posting = credited.isZero() ? null : await post(q, {
       partnerId: card.partnerId,
       kind: 'REFUND',
       entries: [
@@ -478,7 +481,7 @@ export async function refund(deps: AuthorizationDeps, input: RefundInput): Promi
       fundsAccountId,
       outstandingTransactionId: null,
       postedTransactionId: newId('pt'),
-      postingId: posting.postingId,
+      postingId: posting?.postingId ?? null,
       transactionTime: input.transactionTime ? new Date(input.transactionTime) : at,
       now: at,
     }, newId('ev'));

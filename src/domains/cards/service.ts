@@ -5,7 +5,7 @@ import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
 import { newId } from '../../platform/crypto/secrets.ts';
 import { encryptSecureCard } from '../../platform/crypto/secure-card.ts';
-import { CORPORATE_SCALE, parseAmount, toDb, toWire, type Amount } from '../../platform/money.ts';
+import { CORPORATE_SCALE, corporateWire, parseAmount, toDb, type Amount } from '../../platform/money.ts';
 import { pageOf, type Paging } from '../../platform/http/schema.ts';
 import type { AuthenticatedPartner } from '../../platform/caller.ts';
 import { recordEvent } from '../events/index.ts';
@@ -77,8 +77,9 @@ export function cardView(c: Card) {
   };
 }
 
+/** Pool and card balances as fund/v1/balance shows them: two decimals (D4, docs/decisions.md 21). */
 function balanceView(b: Balance) {
-  return { available: toWire(b.available), pending: toWire(b.pending), total: toWire(b.total) };
+  return { available: corporateWire(b.available), pending: corporateWire(b.pending), total: corporateWire(b.total) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -617,7 +618,7 @@ export async function transferFunds(deps: CardDeps, partnerId: string, input: Tr
       cardId: transfer.cardId,
       direction: transfer.direction,
       currency: transfer.currency,
-      amount: toWire(transfer.amount),
+      amount: corporateWire(transfer.amount),
       createTime: transfer.createdAt.toISOString(),
       poolBalance: balanceView(posting.balances.get(pool.accountId)!),
       cardBalance: balanceView(posting.balances.get(cardAccount.accountId)!),

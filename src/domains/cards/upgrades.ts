@@ -27,7 +27,7 @@ import { createHmac, randomInt } from 'node:crypto';
 import type { Queryable } from '../../platform/db/db.ts';
 import { constantTimeEqual, newId } from '../../platform/crypto/secrets.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
-import { fromDb, toDb, toWire, type Amount } from '../../platform/money.ts';
+import { corporateWire, fromDb, toWire, type Amount } from '../../platform/money.ts';
 import { recordEvent } from '../events/index.ts';
 import { getOrCreateAccount, post } from '../ledger/index.ts';
 import { assertCapabilityOf, deliveryContactOf, findCardCustomer } from './deps.ts';
@@ -125,7 +125,8 @@ const corporateFeeBook: UpgradeFeeBook = {
         description: `${fee.type} of the physical card upgrade of card ${card.cardId}`,
         createTime: at,
       });
-      lines.push({ type: fee.type, currency: card.currency, amount: toDb(fee.amount), accountId: funds.accountId, transactionId: posting.postingId });
+      // Written as the pool's statement writes this movement: two decimals (D4, docs/decisions.md 21).
+      lines.push({ type: fee.type, currency: card.currency, amount: String(corporateWire(fee.amount)), accountId: funds.accountId, transactionId: posting.postingId });
     }
     return lines;
   },

@@ -1,11 +1,10 @@
-import { LosslessNumber } from 'lossless-json';
 import type { Static } from 'typebox';
 import { THRESHOLD_RULES, type BalanceAlertSetBody, type StatementQuery as StatementQuerySchema } from '../../../sdk/contract/funding.ts';
 import type { AppContext } from '../../platform/context.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import { ApiError, invariant, paramInvalid } from '../../platform/errors.ts';
 import { pageOf, type Paging } from '../../platform/http/schema.ts';
-import { CORPORATE_SCALE, fromDb, parseAmount, toDb, type Amount } from '../../platform/money.ts';
+import { corporateWire, fromDb, parseAmount, toDb, type Amount } from '../../platform/money.ts';
 import { findAccount, getOrCreateAccount, listAccountsOfOrganization, listAccountsOfOwner, listMovements, post } from '../ledger/index.ts';
 import { assertCapability, findOrganization, findOrganizationShared } from '../organizations/index.ts';
 import { readAlertConfig, replaceAlertConfig } from './store.ts';
@@ -27,15 +26,8 @@ export { CORPORATE_AMOUNT_RULES } from '../../../sdk/contract/sandbox.ts';
 /** The external account sandbox deposits come from (money outside the service). */
 export const DEPOSIT_SOURCE_OWNER = 'BANK';
 
-/**
- * Corporate amounts (USD, HKD) on the wire with exactly two decimals (D4): `100.50`, `0.00`.
- * The ledger never holds more decimals for these currencies (amounts are parsed with scale 2).
- */
-export function corporateWire(value: Amount | string): LosslessNumber {
-  const dec = typeof value === 'string' ? fromDb(value) : value;
-  invariant(dec.decimalPlaces() <= CORPORATE_SCALE, `corporate amount ${dec.toFixed()} has at most ${CORPORATE_SCALE} decimals`);
-  return new LosslessNumber(dec.toFixed(CORPORATE_SCALE));
-}
+/** Corporate amounts on the wire with two decimals: the money module's rule (D4). */
+export { corporateWire };
 
 function balanceView(b: { available: Amount; pending: Amount; total: Amount }) {
   return { available: corporateWire(b.available), pending: corporateWire(b.pending), total: corporateWire(b.total) };

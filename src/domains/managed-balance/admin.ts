@@ -2,7 +2,7 @@
 import type { AppContext } from '../../platform/context.ts';
 import { ApiError, paramInvalid } from '../../platform/errors.ts';
 import type { WireAmount } from '../../platform/http/schema.ts';
-import { ASSET_MAX_SCALE, parseAmount, toDb, toWire } from '../../platform/money.ts';
+import { ASSET_MAX_SCALE, CORPORATE_SCALE, parseAmount, toDb, toWire } from '../../platform/money.ts';
 import { addUserRestrictions, removeUserRestrictions, upsertAssetRow } from './movements-store.ts';
 import { ensureUser, findUser, listAssets, restrictionsOf, type AssetRow } from './users.ts';
 
@@ -36,6 +36,9 @@ export async function upsertAsset(deps: AdminDeps, input: AssetInput) {
   if (input.usdRate !== undefined && input.usdRate !== null) usdRate = toDb(parseAmount('usdRate', input.usdRate, { maxScale: ASSET_MAX_SCALE, sign: 'positive' }));
   if (input.usdPegged) {
     if (usdRate !== null && usdRate !== '1') throw paramInvalid('usdRate', 'a USD-pegged asset converts 1:1');
+    // 1:1 means a card's USD amounts (two decimals) are held, settled, refunded and charged as they
+    // are: an asset with fewer decimals would get balances it cannot carry (D4, D35).
+    if (input.scale < CORPORATE_SCALE) throw paramInvalid('scale', `a USD-pegged asset converts 1:1 and carries at least the ${CORPORATE_SCALE} decimals of USD`);
     usdRate = '1';
   }
   await upsertAssetRow(deps.db, { ...input, usdRate, sortOrder: input.sortOrder ?? 100, now: new Date(deps.clock.now()) });

@@ -179,7 +179,14 @@ BEGIN
         v_detail := 'NO_ASSET_RATE';
       ELSIF NOT v_asset.usd_pegged THEN
         v_rate := v_asset.usd_rate;
-        v_famt := round(ceil(v_bamt * v_rate * power(10::numeric, v_asset.scale)) / power(10::numeric, v_asset.scale), v_asset.scale);
+        -- Exactly atRate(UP) of src/platform/money.ts: the product of two NUMERICs is exact, trunc()
+        -- to the scale is exact, and one unit of the last place is added when digits were cut. No
+        -- division and no power(): numeric division keeps only about 16 significant decimals and
+        -- power(10::numeric, -18) is 0, which held 41.15 for 41.149999999999999959 (D4).
+        v_famt := trunc(v_bamt * v_rate, v_asset.scale);
+        IF v_famt < v_bamt * v_rate THEN
+          v_famt := v_famt + ('1e-' || v_asset.scale)::numeric;
+        END IF;
       END IF;
       SELECT account_id, available, pending INTO v_account_id, v_available, v_pending FROM ledger_accounts
        WHERE partner_id = v_card.partner_id AND owner_type = 'MANAGED_USER' AND owner_id = v_card.subject_id

@@ -82,6 +82,29 @@ describe('foundation: envelope, framework rejections, exact decimals, whitelists
     assert.equal(res.envelope.data, null);
   });
 
+  it('a path or method with no route is 404 SYS_NOT_FOUND whatever its body: no Content-Type, an empty or malformed body (D2; review h-java)', async () => {
+    // What Java's HttpClient sends for .DELETE() and for .POST(BodyPublishers.noBody()): no Content-Type, Content-Length 0.
+    const cases: { method: string; path: string; headers: Record<string, string>; body?: string }[] = [
+      { method: 'DELETE', path: SETTINGS, headers: { 'Content-Length': '0' } },
+      { method: 'POST', path: '/open-api/webhook/v1/tset', headers: { 'Content-Length': '0' } },
+      { method: 'POST', path: '/open-api/webhook/v1/tset', headers: { 'Content-Type': 'text/plain' }, body: 'x' },
+      { method: 'PUT', path: SETTINGS, headers: { 'Content-Type': 'application/json' }, body: '{"broken' },
+      { method: 'DELETE', path: SETTINGS, headers: { 'Content-Type': 'application/json; charset=UTF-8', 'Content-Length': '0' } },
+    ];
+    for (const c of cases) {
+      const res = await rawRequest(svc.baseUrl, c);
+      const label = `${c.method} ${c.path} ${JSON.stringify(c.headers)}`;
+      assert.equal(res.status, 404, label);
+      assert.equal(res.body.code, 'SYS_NOT_FOUND', label);
+      assert.equal(res.body.message, `No route ${c.method} ${c.path}`, label);
+    }
+    // An existing route keeps the framework rejections of D3.
+    const empty = await rawRequest(svc.baseUrl, { method: 'POST', path: ECHO, headers: { 'Content-Length': '0' } });
+    assert.deepEqual([empty.status, empty.body.code], [400, 'SYS_ILLEGAL_PARAM']);
+    const broken = await rawRequest(svc.baseUrl, { method: 'POST', path: ECHO, headers: { 'Content-Type': 'application/json' }, body: '{"broken' });
+    assert.deepEqual([broken.status, broken.body.code], [400, 'SYS_ILLEGAL_PARAM']);
+  });
+
   it('success envelope is exactly code/message/messageDetail/data (D1); failures carry the seven display fields', async () => {
     const ok = await client.http.raw('GET', SETTINGS);
     assert.deepEqual(Object.keys(ok.envelope).sort(), ['code', 'data', 'message', 'messageDetail']);

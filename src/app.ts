@@ -91,6 +91,11 @@ const FRAMEWORK_ERROR_CODES = new Set([
   'FST_ERR_CTP_INVALID_TYPE',
 ]);
 
+/** D2: the answer to a path, or a method of a path, with no route. */
+function notFoundEnvelope(req: FastifyRequest) {
+  return errorEnvelope('SYS_NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}`, null);
+}
+
 type LogArgs = Parameters<FastifyBaseLogger['info']>;
 
 const ACCESS_MESSAGE = 'request completed';
@@ -243,6 +248,10 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     // D3: a method with a body must declare a JSON body; checked before authentication (D5).
     // The operator console (issue 29) posts HTML forms; it parses its own bodies.
     if (req.url.startsWith('/console')) return done();
+    // D2: a path (or method) with no route is 404 SYS_NOT_FOUND whatever its body: a DELETE, or a
+    // POST without a body to a mistyped path, was answered "Content-Type must be application/json"
+    // (review h-java). The body of such a request is not parsed (error handler below).
+    if (req.is404) return done();
     if (BODY_METHODS.has(req.method) && !JSON_CONTENT_TYPE.test(req.headers['content-type'] ?? '')) {
       reply.code(400).type('application/json; charset=utf-8').send(stringifyJson(frameworkRejection('Content-Type must be application/json')));
       return;
@@ -293,6 +302,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       return reply.send(stringifyJson(errorEnvelope(error.code, error.message, error.data)));
     }
     const code = (error as FastifyError).code;
+    if (req.is404 && (error instanceof MalformedJson || (code && FRAMEWORK_ERROR_CODES.has(code)))) {
+      return reply.code(404).type('application/json; charset=utf-8').send(stringifyJson(notFoundEnvelope(req)));
+    }
     if (error instanceof MalformedJson || (code && FRAMEWORK_ERROR_CODES.has(code))) {
       const message = error instanceof MalformedJson ? error.message
         : code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? `Body exceeds ${config.bodyLimitBytes} bytes` : 'Illegal request';
@@ -315,7 +327,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   });
 
   app.setNotFoundHandler((req, reply) => {
-    reply.code(404).type('application/json; charset=utf-8').send(stringifyJson(errorEnvelope('SYS_NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}`, null)));
+    reply.code(404).type('application/json; charset=utf-8').send(stringifyJson(notFoundEnvelope(req)));
   });
 
   await app.register(swagger, {

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
+import { ADMIN_TOKEN, closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
 import { rawRequest } from './helpers/raw-http.ts';
 import { CardServiceClient, CardServiceError, decimal, decimalText } from '../sdk/index.ts';
 import { allRoutes } from '../src/app.ts';
@@ -82,6 +82,29 @@ describe('foundation: envelope, framework rejections, exact decimals, whitelists
     assert.equal(res.envelope.data, null);
   });
 
+  it('a path or method with no route is 404 SYS_NOT_FOUND whatever its body: no Content-Type, an empty or malformed body (D2; review h-java)', async () => {
+    // What Java's HttpClient sends for .DELETE() and for .POST(BodyPublishers.noBody()): no Content-Type, Content-Length 0.
+    const cases: { method: string; path: string; headers: Record<string, string>; body?: string }[] = [
+      { method: 'DELETE', path: SETTINGS, headers: { 'Content-Length': '0' } },
+      { method: 'POST', path: '/open-api/webhook/v1/tset', headers: { 'Content-Length': '0' } },
+      { method: 'POST', path: '/open-api/webhook/v1/tset', headers: { 'Content-Type': 'text/plain' }, body: 'x' },
+      { method: 'PUT', path: SETTINGS, headers: { 'Content-Type': 'application/json' }, body: '{"broken' },
+      { method: 'DELETE', path: SETTINGS, headers: { 'Content-Type': 'application/json; charset=UTF-8', 'Content-Length': '0' } },
+    ];
+    for (const c of cases) {
+      const res = await rawRequest(svc.baseUrl, c);
+      const label = `${c.method} ${c.path} ${JSON.stringify(c.headers)}`;
+      assert.equal(res.status, 404, label);
+      assert.equal(res.body.code, 'SYS_NOT_FOUND', label);
+      assert.equal(res.body.message, `No route ${c.method} ${c.path}`, label);
+    }
+    // An existing route keeps the framework rejections of D3.
+    const empty = await rawRequest(svc.baseUrl, { method: 'POST', path: ECHO, headers: { 'Content-Length': '0' } });
+    assert.deepEqual([empty.status, empty.body.code], [400, 'SYS_ILLEGAL_PARAM']);
+    const broken = await rawRequest(svc.baseUrl, { method: 'POST', path: ECHO, headers: { 'Content-Type': 'application/json' }, body: '{"broken' });
+    assert.deepEqual([broken.status, broken.body.code], [400, 'SYS_ILLEGAL_PARAM']);
+  });
+
   it('success envelope is exactly code/message/messageDetail/data (D1); failures carry the seven display fields', async () => {
     const ok = await client.http.raw('GET', SETTINGS);
     assert.deepEqual(Object.keys(ok.envelope).sort(), ['code', 'data', 'message', 'messageDetail']);
@@ -132,6 +155,44 @@ describe('foundation: envelope, framework rejections, exact decimals, whitelists
     assert.deepEqual([ok.envelope.data!.page, ok.envelope.data!.pageSize], [2, 5]);
     const low = await client.http.raw('GET', LIST, { query: 'externalUserId=u1&page=-1' });
     assert.match(low.envelope.message!, /page: must be >= 1/);
+  });
+
+  it('an optional field sent as null, as Java\'s Jackson writes every unset field, is read as absent; a required one and operator bodies stay strict (review h-java)', async () => {
+    // The bytes a Java partner's request objects become with Jackson's default ObjectMapper (nulls included).
+    const credit = await client.http.raw<{ remark: null; amount: unknown }>('POST', '/user-asset/v1/credit', {
+      body: '{"externalTranId":"java-null-1","asset":"USDT","amount":1.50,"externalUserId":"java-user","remark":null}',
+    });
+    assert.equal(credit.envelope.code, 'SYS_SUCCESS', credit.envelope.message ?? '');
+    assert.equal(credit.envelope.data!.remark, null);
+    const list = await client.http.raw('POST', '/user-asset/v1/transactions', {
+      body: '{"externalUserId":"java-user","asset":null,"type":null,"startTime":null,"endTime":null,"page":null,"pageSize":null}',
+    });
+    assert.equal(list.envelope.code, 'SYS_SUCCESS', list.envelope.message ?? '');
+    const org = await client.organizations.create({
+      organizationRef: 'java-null-org', organizationName: 'Null Ltd', companyRegistrationNumber: 'N-1', countryCode: 'HK', fundingCurrencies: ['USD'],
+    });
+    const freeze = await client.http.raw('POST', '/open-api-corp/organization/v1/update-restrictions', {
+      body: `{"organizationId":"${org.organizationId}","addRestrictions":["CASH_IN_FROZEN"],"removeRestrictions":null,"remark":null}`,
+    });
+    assert.equal(freeze.envelope.code, 'SYS_SUCCESS', freeze.envelope.message ?? '');
+    // null is absent, so both arrays null is "no code at all" (D47), and a required field is still required.
+    const neither = await client.http.raw('POST', '/open-api-corp/organization/v1/update-restrictions', {
+      body: `{"organizationId":"${org.organizationId}","addRestrictions":null,"removeRestrictions":null}`,
+    });
+    assert.equal(neither.envelope.code, 'DAPI_PARAM_INVALID');
+    const noAsset = await client.http.raw('POST', '/user-asset/v1/credit', {
+      body: '{"externalTranId":"java-null-2","asset":null,"amount":1.50,"externalUserId":"java-user"}',
+    });
+    assert.equal(noAsset.envelope.code, 'DAPI_PARAM_INVALID');
+    assert.match(noAsset.envelope.message!, /asset/);
+    // Operator bodies keep refusing it (there an absent field means "unchanged", so null must not pass for it).
+    const partnerId = (await svc.newPartner()).partner.partnerId;
+    const update = await rawRequest(svc.baseUrl, {
+      method: 'POST', path: '/internal/admin/v1/partners/update',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: `{"partnerId":"${partnerId}","name":null}`,
+    });
+    assert.equal(update.body.code, 'DAPI_PARAM_INVALID');
+    assert.match(update.body.message, /name/);
   });
 
   it("a partner's IP whitelist admits and refuses by address, with CIDR blocks", async () => {

@@ -139,6 +139,11 @@ export function cardRoutes(deps: CardDeps): RouteDef[] {
       description: 'Checks, in order: fields, cardApplyRef unique, organization, profile, subject and custodian, KYC, capabilities, rules. ' +
         'Accepted applications are PENDING; query-apply shows PROCESSING, then SUCCESS (cardId) or REJECTED (rejectReason).',
       body: ApplyCardBody,
+      // A company card: subjectId is the organization, the custodian one of its employees (D23).
+      example: {
+        organizationId: 'orgmwxdk8zq49621f23a', cardApplyRef: 'acme-card-0001', cardProfileId: 'sbx-visa-shared', subjectType: 'ORGANIZATION',
+        subjectId: 'orgmwxdk8zq49621f23a', custodianCustomerId: 'cusmwxdk8zr9bf0f6582', cardholderName: 'ACME TRADING', ruleIds: ['vrmwxdk8zrfc8dd4f18e'],
+      },
       data: ApplyView,
       errors: ['CARD_APPLY_REF_DUPLICATE', 'ORGANIZATION_INVALID', 'CARD_PROFILE_INVALID', 'CUSTOMER_INVALID', 'KYC_NOT_APPROVED',
         'CAPABILITY_FROZEN', 'VELOCITY_RULE_NOT_FOUND', 'VELOCITY_RULE_STATUS_INVALID', 'VELOCITY_RULE_CURRENCY_MISMATCH'],
@@ -255,6 +260,7 @@ export function cardRoutes(deps: CardDeps): RouteDef[] {
       tag: 'Cards',
       summary: 'Open receiving accounts (one per currency) for a dedicated-balance card; all or nothing, idempotent',
       body: OpenVaBody,
+      example: { cardId: 'cdmwxdk8zr3fa53eaf45', fundingCurrencies: ['USD', 'HKD'] },
       errors: ['CARD_INVALID', 'CARD_NOT_DEDICATED', 'UNSUPPORTED_CURRENCY', 'SUBJECT_INVALID', 'CURRENCY_NOT_ALLOWED'],
       handler: ({ body, partner }) => openVirtualAccounts(deps, partner.partnerId, body),
     }),

@@ -95,6 +95,7 @@ export function customerRoutes(deps: CustomerDeps): RouteDef[] {
       summary: 'Freeze or unfreeze employee capabilities',
       description: 'Idempotent set semantics over the five capability codes. Answers the set now held and the codes a removal could not lift (written by risk, regulatory or judicial processes). Emits CUSTOMER_STATUS_CHANGED when the set changes.',
       body: UpdateCustomerRestrictionsBody,
+      example: { customerId: 'cusmwxdk8zr9bf0f6582', addRestrictions: ['CARD_FROZEN'], removeRestrictions: ['PAYMENT_FROZEN'], remark: 'card lost, spending allowed again' },
       data: CustomerRestrictions,
       errors: ['CUSTOMER_INVALID', 'STATUS_CONFLICT'],
       handler: ({ body, partner }) => {

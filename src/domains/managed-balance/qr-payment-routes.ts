@@ -34,6 +34,8 @@ export function qrPaymentRoutes(deps: QrDeps): RouteDef[] {
       summary: 'Simulate a QR payment message for one of your users',
       description: `Runs exactly what the network ingress runs. ${BOOKING} Returns name your PAY with orderId.`,
       body: SimulateQrPaymentBody, data: QrPayment, errors: BOOK_ERRORS,
+      // A PAY names no orderId (the answer does); a return names the PAY's.
+      example: { transType: 'PAY', externalUserId: 'user-42', asset: 'USDT', amount: 100.5, merchantName: 'Blue Bottle Coffee', merchantCountry: 'HK', mcc: '5814' },
       handler: ({ body, partner }) => {
         const { orderId, ...rest } = body;
         return bookQrPayment(deps, {

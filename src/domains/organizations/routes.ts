@@ -53,6 +53,7 @@ export function organizationRoutes(deps: OrganizationDeps): RouteDef[] {
       summary: 'Freeze or unfreeze company capabilities',
       description: 'Idempotent set semantics over the five capability codes. Codes written by risk, regulatory or judicial processes are not lifted. Emits ORGANIZATION_STATUS_CHANGED when the set changes.',
       body: UpdateOrganizationRestrictionsBody,
+      example: { organizationId: 'orgmwxdk8zq49621f23a', addRestrictions: ['PAYMENT_FROZEN'], remark: 'spending paused by finance' },
       errors: ['ORGANIZATION_INVALID', 'STATUS_CONFLICT'],
       handler: ({ body, partner }) => {
         const { add, remove } = restrictionSets(body);

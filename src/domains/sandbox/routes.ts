@@ -44,6 +44,7 @@ export function sandboxRoutes(deps: SandboxDeps): RouteDef[] {
       description: 'ORGANIZATION credits the company pool of the currency as a DEPOSIT posting from the external (bank) account. CASH_IN_FROZEN refuses it (CAPABILITY_FROZEN, data.errorCode). CARD credits the dedicated balance of a card through its receiving account in the currency (open-va first: CURRENCY_NOT_ALLOWED otherwise; CARD_INVALID, CARD_NOT_DEDICATED).',
       sandboxOnly: true,
       body: SimulateDepositBody,
+      example: { subjectType: 'ORGANIZATION', subjectId: 'orgmwxdk8zq49621f23a', currency: 'USD', amount: 1000 },
       data: SimulatedDeposit,
       errors: ['UNSUPPORTED_CURRENCY', 'SUBJECT_INVALID', 'CURRENCY_NOT_ALLOWED', 'CAPABILITY_FROZEN', 'CARD_INVALID', 'CARD_NOT_DEDICATED'],
       handler: async ({ body, partner }) => {

@@ -12,6 +12,21 @@ import {
 const BASE = '/open-api-corp/velocity/v1';
 const TAG = 'Velocity rules';
 
+/**
+ * Request examples of the rule routes (the generated ones put placeholder text where a currency, an
+ * MCC or a subject type goes, which the routes refuse): the five control groups of one rule.
+ */
+const RULE_CONTROLS_EXAMPLE = {
+  ruleName: 'Travel and meals',
+  remark: 'requested by finance',
+  purchaseControl: { amountLimits: [{ currency: 'USD', perTransaction: 500, daily: 1000, monthly: 5000 }], countLimits: { daily: 20, monthly: 200 } },
+  cashAdvanceControl: { allowed: false },
+  currencyControl: { filterType: 'WHITELIST', values: ['USD', 'HKD'] },
+  mccControl: { filterType: 'BLACKLIST', values: ['7995'] },
+  geographicControl: { filterType: 'WHITELIST', values: ['HK', 'SG'] },
+};
+const BINDING_EXAMPLE = { organizationId: 'orgmwxdk8zq49621f23a', ruleId: 'vrmwxdk8zrfc8dd4f18e', subjectType: 'CARD', subjectIds: ['cdmwxdk8zr3fa53eaf45'] };
+
 /** Velocity rule routes (4.7, D30): thin, one service call each. */
 export function velocityRoutes(deps: VelocityDeps): RouteDef[] {
   return [
@@ -23,6 +38,7 @@ export function velocityRoutes(deps: VelocityDeps): RouteDef[] {
       summary: 'Create a velocity rule: ACTIVE, ruleVersion 1',
       description: 'At least one of the five control groups must be configured. `ruleRef` is unique per organization.',
       body: CreateRuleBody,
+      example: { organizationId: 'orgmwxdk8zq49621f23a', ruleRef: 'travel-0001', ...RULE_CONTROLS_EXAMPLE },
       data: RuleOut,
       errors: ['ORGANIZATION_INVALID', 'VELOCITY_RULE_REF_DUPLICATE'],
       handler: ({ body, partner }) => createRule(deps, partner.partnerId, body),
@@ -58,6 +74,7 @@ export function velocityRoutes(deps: VelocityDeps): RouteDef[] {
       description: 'Full replacement: an absent control group is deleted, an absent remark cleared, absent currencies of '
         + 'amountLimits deleted; at least one group must remain. `ruleVersion` must be the current one.',
       body: UpdateRuleBody,
+      example: { organizationId: 'orgmwxdk8zq49621f23a', ruleId: 'vrmwxdk8zrfc8dd4f18e', ruleVersion: 1, ...RULE_CONTROLS_EXAMPLE },
       data: RuleOut,
       errors: ['VELOCITY_RULE_NOT_FOUND', 'VELOCITY_RULE_VERSION_CONFLICT'],
       handler: ({ body, partner }) => updateRule(deps, partner.partnerId, body),
@@ -80,6 +97,7 @@ export function velocityRoutes(deps: VelocityDeps): RouteDef[] {
       tag: TAG,
       summary: 'Bind an ACTIVE rule to cards or employees of the organization; all or nothing, idempotent',
       body: BindRuleBody,
+      example: BINDING_EXAMPLE,
       data: BindingChangeOut,
       errors: ['SUBJECT_TYPE_NOT_ALLOWED', 'VELOCITY_RULE_NOT_FOUND', 'VELOCITY_RULE_STATUS_INVALID', 'SUBJECT_INVALID',
         'VELOCITY_RULE_CURRENCY_MISMATCH'],
@@ -92,6 +110,7 @@ export function velocityRoutes(deps: VelocityDeps): RouteDef[] {
       tag: TAG,
       summary: 'Unbind a rule from cards or employees; idempotent',
       body: BindRuleBody,
+      example: BINDING_EXAMPLE,
       data: BindingChangeOut,
       errors: ['SUBJECT_TYPE_NOT_ALLOWED', 'VELOCITY_RULE_NOT_FOUND'],
       handler: ({ body, partner }) => unbindRule(deps, partner.partnerId, body),

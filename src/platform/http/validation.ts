@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type AnySchemaObject, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { ApiError } from '../errors.ts';
@@ -26,6 +26,16 @@ const PLAIN_TEXT_KEYWORD = 'x-plain-text';
  */
 export const RAW_TEXT_KEYWORD = 'x-raw-text';
 const LONE_SURROGATE = /[\ud800-\udfff]/u;
+/**
+ * Review h-java: on partner routes an optional body field sent as JSON null is read as absent.
+ * Java's Jackson (by default), .NET and Go write every unset field of a request object as null, and
+ * the service itself answers an absent optional value as null (D48), so a partner echoing what it
+ * read sends null back; before, some optional fields took null (`remark` of a rule, `middleName`) and
+ * others refused it (`remark` of a credit, `removeRestrictions`, `ruleIds`). A field whose schema
+ * takes null keeps its own meaning; a required field sent as null is still refused. The schema
+ * names, per object, its optional fields that do not take null (see forRuntime).
+ */
+const NULL_IS_ABSENT_KEYWORD = 'x-null-is-absent';
 
 function newAjv(coerceTypes: boolean): Ajv {
   const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes, useDefaults: true, removeAdditional: false });
@@ -53,6 +63,24 @@ function newAjv(coerceTypes: boolean): Ajv {
     },
   });
   ajv.addKeyword({
+    keyword: NULL_IS_ABSENT_KEYWORD,
+    type: 'object',
+    schemaType: 'array',
+    modifying: true,
+    before: 'properties',
+    validate: (names: string[], data: Record<string, unknown>, parent?: AnySchemaObject): boolean => {
+      const properties = (parent?.properties ?? {}) as Record<string, { default?: unknown }>;
+      for (const name of names) {
+        if (data[name] !== null) continue;
+        // Ajv fills defaults (useDefaults) before this keyword runs, and only for absent fields.
+        const fallback = properties[name]?.default;
+        if (fallback === undefined) delete data[name];
+        else data[name] = structuredClone(fallback);
+      }
+      return true;
+    },
+  });
+  ajv.addKeyword({
     keyword: DECIMAL_KEYWORD,
     errors: true,
     validate: function validateDecimal(rules: AmountRules, data: unknown): boolean {
@@ -72,19 +100,38 @@ function newAjv(coerceTypes: boolean): Ajv {
 const bodyAjv = newAjv(false);
 const queryAjv = newAjv(true);
 
+/** Whether a schema admits null (one without a type, which may, is counted as admitting it: left alone). */
+function admitsNull(schema: unknown): boolean {
+  if (schema === null || typeof schema !== 'object') return schema !== false;
+  const node = schema as Record<string, unknown>;
+  if ('const' in node) return node.const === null;
+  if (Array.isArray(node.enum)) return node.enum.includes(null);
+  if (Array.isArray(node.anyOf) || Array.isArray(node.oneOf)) return ((node.anyOf ?? node.oneOf) as unknown[]).some(admitsNull);
+  if (Array.isArray(node.allOf)) return (node.allOf as unknown[]).every(admitsNull);
+  if (node.type === undefined) return true;
+  return node.type === 'null' || (Array.isArray(node.type) && node.type.includes('null'));
+}
+
 /**
  * Amounts are LosslessNumber objects at run time, so the compiled copy of a schema drops `type`
  * from decimal nodes and lets the x-decimal keyword check them; the published OpenAPI document
- * keeps `type: number`. Every string node gets the plain-text check, unless marked raw text.
+ * keeps `type: number`. Every string node gets the plain-text check, unless marked raw text. With
+ * `nullIsAbsent` (partner bodies), each object names its optional fields that do not admit null.
  */
-function forRuntime(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(forRuntime);
+function forRuntime(schema: unknown, nullIsAbsent = false): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => forRuntime(s, nullIsAbsent));
   if (schema === null || typeof schema !== 'object') return schema;
   const out: Record<string, unknown> = {};
   const node = schema as Record<string, unknown>;
-  for (const [key, value] of Object.entries(node)) out[key] = forRuntime(value);
+  for (const [key, value] of Object.entries(node)) out[key] = forRuntime(value, nullIsAbsent);
   if (DECIMAL_KEYWORD in node) delete out.type;
   if ((node.type === 'string' || (Array.isArray(node.type) && node.type.includes('string'))) && node[RAW_TEXT_KEYWORD] !== true) out[PLAIN_TEXT_KEYWORD] = true;
+  if (nullIsAbsent && node.type === 'object' && node.properties !== null && typeof node.properties === 'object') {
+    const required = new Set((node.required as string[] | undefined) ?? []);
+    const optional = Object.entries(node.properties as Record<string, unknown>)
+      .filter(([name, property]) => !required.has(name) && !admitsNull(property)).map(([name]) => name);
+    if (optional.length > 0) out[NULL_IS_ABSENT_KEYWORD] = optional;
+  }
   return out;
 }
 
@@ -110,13 +157,16 @@ function describe(error: ErrorObject): string {
   return error.message ?? 'is invalid';
 }
 
-const compiledSchemas = { body: new WeakMap<object, ValidateFunction>(), query: new WeakMap<object, ValidateFunction>() };
+type SchemaPart = 'query' | 'body' | 'partnerBody';
+const compiledSchemas: Record<SchemaPart, WeakMap<object, ValidateFunction>> = {
+  query: new WeakMap(), body: new WeakMap(), partnerBody: new WeakMap(),
+};
 
-function compiled(schema: object, coerce: boolean): ValidateFunction {
-  const cache = coerce ? compiledSchemas.query : compiledSchemas.body;
+function compiled(schema: object, part: SchemaPart): ValidateFunction {
+  const cache = compiledSchemas[part];
   let validate = cache.get(schema);
   if (!validate) {
-    validate = (coerce ? queryAjv : bodyAjv).compile(forRuntime(schema) as object);
+    validate = (part === 'query' ? queryAjv : bodyAjv).compile(forRuntime(schema, part === 'partnerBody') as object);
     cache.set(schema, validate);
   }
   return validate;
@@ -146,15 +196,17 @@ function nonDecimalInteger(schema: object, data: unknown): string | null {
 }
 
 /** D10: every violation is DAPI_PARAM_INVALID naming the field. */
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart, url }) => {
   const coerce = httpPart !== 'body';
+  // Operator and network routes (/internal/) keep null a refusal: strict bodies, like their unknown fields.
+  const part: SchemaPart = coerce ? 'query' : url.startsWith('/internal/') ? 'body' : 'partnerBody';
   // Compiled at the route's first request, not when the route is registered: a start of the
   // service then compiles none of its route schemas (most of its start-up CPU), and a process
   // compiles each schema once, however many app instances it builds. The whole suite sends a
   // request to every route (fuzz-openapi), so a schema Ajv rejects still fails a test.
   let validate: ValidateFunction | undefined;
   return (data: unknown) => {
-    validate ??= compiled(schema as object, coerce);
+    validate ??= compiled(schema as object, part);
     if (httpPart === 'body' && (data === null || typeof data !== 'object' || Array.isArray(data))) {
       return { error: new ApiError('DAPI_PARAM_INVALID', 'Invalid parameter (root): body must be a JSON object') };
     }

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type http from 'node:http';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config.ts';
@@ -223,6 +223,14 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     // Slow clients are cut off by Node's deadlines; its refusals are answered in the envelope (D3).
     serverFactory: (handler) => createGuardedServer(httpTimeouts, handler),
     clientErrorHandler: clientErrorHandler(httpTimeouts),
+    // D3: what the router refuses before any route runs (a path that is not valid percent-encoding,
+    // a path segment over the router's length limit) is answered in the envelope too, with the
+    // request id, not in Fastify's own error shape.
+    frameworkErrors: (error, req, reply: FastifyReply) => {
+      const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path segment is too long' : 'The request path is not valid percent-encoding';
+      req.log.info({ code: 'SYS_ILLEGAL_PARAM', reason: error.code }, 'framework rejection');
+      reply.code(400).header('x-request-id', req.id).type('application/json; charset=utf-8').send(stringifyJson(frameworkRejection(message)));
+    },
   });
   const mailer = new Mailer(config, db, app.log);
   const startedAtMs = clock.now();

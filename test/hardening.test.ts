@@ -307,4 +307,19 @@ describe('hardening against hostile traffic (issue 13)', () => {
     const ok = await post(Buffer.from('A\u00e9\u4e2d B', 'utf8'));
     assert.equal(ok.envelope.code, 'SYS_SUCCESS', 'well-formed multi-byte UTF-8 is accepted');
   });
+
+  it('11. a path the router cannot read (bad percent-encoding, a path segment over its length limit) is refused in the D3 envelope with a request id, not in Fastify\'s own error shape', async () => {
+    // Review h-attack2: `/console/cards/%ZZ` answered {"error":"Bad Request","code":"FST_ERR_BAD_URL",...}
+    // and a 101-character console path segment 414 {"code":"FST_ERR_MAX_PARAM_LENGTH",...}, without x-request-id.
+    for (const path of ['/console/cards/%ZZ', '/%ZZ', `/console/cards/${'a'.repeat(101)}`]) {
+      const res = await fetch(`${svc.baseUrl}${path}`);
+      assert.equal(res.status, 400, path);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+      assert.ok(res.headers.get('x-request-id'), `${path} carries a request id`);
+      const body = await res.json() as Record<string, unknown>;
+      assert.deepEqual(Object.keys(body), ['success', 'code', 'message', 'messageDetail', 'data'], path);
+      assert.equal(body.code, 'SYS_ILLEGAL_PARAM');
+      assert.equal(body.success, false);
+    }
+  });
 });

@@ -246,6 +246,11 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
 
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    // Every answer is one caller's data: the one-time credentials of 4.1 (D14), card data (D26, D27),
+    // employees' personal data. No browser or proxy cache keeps it, and no browser reads a JSON
+    // answer as another type. A route serving a public file (the console's stylesheet) says otherwise.
+    reply.header('cache-control', 'no-store');
+    reply.header('x-content-type-options', 'nosniff');
     // D3: a method with a body must declare a JSON body; checked before authentication (D5).
     // The operator console (issue 29) posts HTML forms; it parses its own bodies.
     if (req.url.startsWith('/console')) return done();

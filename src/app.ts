@@ -428,8 +428,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
         throw paramInvalid('externalUserId', 'must be 1 to 64 characters');
       }
       pushFrom.set(req, await pushHub.position());
-      // D39: at most PUSH_MAX_CONNECTIONS_PER_PARTNER open connections per partner on this instance.
-      if (!pushHub.admit(req.partner!.partnerId, req.raw.socket)) {
+      // D39: at most PUSH_MAX_CONNECTIONS_PER_PARTNER open connections per partner on this instance
+      // (a request that asks no upgrade is answered 404 and holds nothing).
+      if (req.headers.upgrade?.toLowerCase() === 'websocket' && !pushHub.admit(req.partner!.partnerId, req.raw.socket)) {
         throw new ApiError('SYS_RATE_LIMITED', `Too many open push connections for this partner (at most ${config.pushMaxConnectionsPerPartner} on one instance); close one or retry later`,
           { headers: { 'retry-after': '5' } });
       }

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
+import http from 'node:http';
 import WebSocket from 'ws';
 import { decimal, decimalText, type CardServiceClient, type CardServiceError, type PushMessage } from '../sdk/index.ts';
 import { closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
@@ -283,7 +284,27 @@ describe('real-time push /card/v1/ws (issue 11, D39)', () => {
         assert.match(refused.body, /"code":"SYS_RATE_LIMITED"/);
         assert.match(refused.body, /Too many open push connections/);
       }
-      assert.ok(await connect(second.partner) instanceof WebSocket, 'another partner has its own allowance');
+      // Signed requests that ask no upgrade (404), several on one kept-alive connection, hold no slot.
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        for (let i = 0; i < 3; i++) {
+          const ts = String(capped.clock.now());
+          const n = String(nonce++);
+          const sign = createHmac('sha256', Buffer.from(second.partner.secretKey!, 'utf8')).update(second.partner.apiKey! + ts + n, 'utf8').digest('hex');
+          const status = await new Promise<number>((resolve, reject) => {
+            http.get(`${capped.baseUrl}/card/v1/ws`, { agent, headers: { 'x-dapi-api-key': second.partner.apiKey!, 'x-dapi-timestamp': ts, 'x-dapi-nonce': n, 'x-dapi-sign': sign } }, (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode ?? 0));
+            }).on('error', reject);
+          });
+          assert.equal(status, 404, 'a signed request without an upgrade');
+        }
+        // The kept-alive connection still open, the partner opens its two connections.
+        assert.ok(await connect(second.partner) instanceof WebSocket, 'another partner has its own allowance');
+        assert.ok(await connect(second.partner) instanceof WebSocket, 'another partner has its own allowance (2)');
+      } finally {
+        agent.destroy();
+      }
       // A closed connection frees its slot.
       const open = burst.find((r): r is WebSocket => r instanceof WebSocket)!;
       await new Promise<void>((resolve) => {

@@ -78,6 +78,8 @@ export class PushHub {
   private readonly clients = new Set<PushClient>();
   /** Connections admitted per partner (admit), each counted until its TCP socket closes. */
   private readonly held = new Map<string, number>();
+  /** The TCP sockets counted in `held`: a socket is counted once, however many requests it carried. */
+  private readonly admitted = new WeakSet<object>();
   /** The highest push_seq this hub has read and dispatched. */
   private head = 0n;
   private started: Promise<void> | null = null;
@@ -107,9 +109,11 @@ export class PushHub {
    * refused or failed upgrade never keeps a slot.
    */
   admit(partnerId: string, socket: { once(event: 'close', listener: () => void): unknown }): boolean {
+    if (this.admitted.has(socket)) return true;
     const held = this.held.get(partnerId) ?? 0;
     if (held >= this.deps.config.pushMaxConnectionsPerPartner) return false;
     this.held.set(partnerId, held + 1);
+    this.admitted.add(socket);
     socket.once('close', () => {
       const left = (this.held.get(partnerId) ?? 1) - 1;
       if (left > 0) this.held.set(partnerId, left);

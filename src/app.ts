@@ -414,8 +414,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   });
   // Where each connection without `since` starts, fixed before its upgrade is answered (PushHub.position).
   const pushFrom = new WeakMap<FastifyRequest, string>();
-  app.get('/card/v1/ws', {
-    websocket: true,
+  app.route({
+    method: 'GET',
+    url: '/card/v1/ws',
     schema: { hide: true },
     preValidation: async (req: FastifyRequest) => {
       await limits.refuseWhenExceeded('preAuth', req);
@@ -435,11 +436,17 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
           { headers: { 'retry-after': '5' } });
       }
     },
-  }, (socket, req) => {
-    const query = req.query as { since?: string; externalUserId?: string };
-    const row = authenticatedRow(req.partner!);
-    const grant: PushGrant | undefined = row ? { partnerId: row.partnerId, apiKey: row.apiKey, ip: req.ip, credential: row.secretKeyEnc ?? '' } : undefined;
-    void pushHub.attach(socket, req.partner!.partnerId, { since: query.since ?? null, from: pushFrom.get(req)!, externalUserId: query.externalUserId ?? null, grant });
+    // A signed request that asks no upgrade: the envelope, like any unknown path (not an empty 404).
+    handler: async (req, reply) => {
+      reply.code(404).type('application/json; charset=utf-8')
+        .send(stringifyJson(errorEnvelope('SYS_NOT_FOUND', 'GET /card/v1/ws is a WebSocket: connect with a WebSocket client (Upgrade: websocket)', null)));
+    },
+    wsHandler: (socket, req) => {
+      const query = req.query as { since?: string; externalUserId?: string };
+      const row = authenticatedRow(req.partner!);
+      const grant: PushGrant | undefined = row ? { partnerId: row.partnerId, apiKey: row.apiKey, ip: req.ip, credential: row.secretKeyEnc ?? '' } : undefined;
+      void pushHub.attach(socket, req.partner!.partnerId, { since: query.since ?? null, from: pushFrom.get(req)!, externalUserId: query.externalUserId ?? null, grant });
+    },
   });
 
   // A failed console login counts like a wrong admin token (review rvC): each costs a memory-hard

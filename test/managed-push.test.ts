@@ -291,13 +291,16 @@ describe('real-time push /card/v1/ws (issue 11, D39)', () => {
           const ts = String(capped.clock.now());
           const n = String(nonce++);
           const sign = createHmac('sha256', Buffer.from(second.partner.secretKey!, 'utf8')).update(second.partner.apiKey! + ts + n, 'utf8').digest('hex');
-          const status = await new Promise<number>((resolve, reject) => {
+          const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
             http.get(`${capped.baseUrl}/card/v1/ws`, { agent, headers: { 'x-dapi-api-key': second.partner.apiKey!, 'x-dapi-timestamp': ts, 'x-dapi-nonce': n, 'x-dapi-sign': sign } }, (res) => {
-              res.resume();
-              res.on('end', () => resolve(res.statusCode ?? 0));
+              let body = '';
+              res.on('data', (c) => (body += c));
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
             }).on('error', reject);
           });
-          assert.equal(status, 404, 'a signed request without an upgrade');
+          assert.equal(answer.status, 404, 'a signed request without an upgrade');
+          // Review h-attack2: it was an empty 404; now the envelope, like any path that answers nothing.
+          assert.equal(JSON.parse(answer.body).code, 'SYS_NOT_FOUND');
         }
         // The kept-alive connection still open, the partner opens its two connections.
         assert.ok(await connect(second.partner) instanceof WebSocket, 'another partner has its own allowance');

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type http from 'node:http';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config.ts';
@@ -230,6 +230,14 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     // Slow clients are cut off by Node's deadlines; its refusals are answered in the envelope (D3).
     serverFactory: (handler) => createGuardedServer(httpTimeouts, handler),
     clientErrorHandler: clientErrorHandler(httpTimeouts),
+    // D3: what the router refuses before any route runs (a path that is not valid percent-encoding,
+    // a path segment over the router's length limit) is answered in the envelope too, with the
+    // request id, not in Fastify's own error shape.
+    frameworkErrors: (error, req, reply: FastifyReply) => {
+      const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path segment is too long' : 'The request path is not valid percent-encoding';
+      req.log.info({ code: 'SYS_ILLEGAL_PARAM', reason: error.code }, 'framework rejection');
+      reply.code(400).header('x-request-id', req.id).type('application/json; charset=utf-8').send(stringifyJson(frameworkRejection(message)));
+    },
   });
   const mailer = new Mailer(config, db, app.log);
   const startedAtMs = clock.now();
@@ -245,6 +253,11 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
 
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    // Every answer is one caller's data: the one-time credentials of 4.1 (D14), card data (D26, D27),
+    // employees' personal data. No browser or proxy cache keeps it, and no browser reads a JSON
+    // answer as another type. A route serving a public file (the console's stylesheet) says otherwise.
+    reply.header('cache-control', 'no-store');
+    reply.header('x-content-type-options', 'nosniff');
     // D3: a method with a body must declare a JSON body; checked before authentication (D5).
     // The operator console (issue 29) posts HTML forms; it parses its own bodies.
     if (req.url.startsWith('/console')) return done();
@@ -419,8 +432,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   });
   // Where each connection without `since` starts, fixed before its upgrade is answered (PushHub.position).
   const pushFrom = new WeakMap<FastifyRequest, string>();
-  app.get('/card/v1/ws', {
-    websocket: true,
+  app.route({
+    method: 'GET',
+    url: '/card/v1/ws',
     schema: { hide: true },
     preValidation: async (req: FastifyRequest) => {
       await limits.refuseWhenExceeded('preAuth', req);
@@ -433,12 +447,24 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
         throw paramInvalid('externalUserId', 'must be 1 to 64 characters');
       }
       pushFrom.set(req, await pushHub.position());
+      // D39: at most PUSH_MAX_CONNECTIONS_PER_PARTNER open connections per partner on this instance
+      // (a request that asks no upgrade is answered 404 and holds nothing).
+      if (req.headers.upgrade?.toLowerCase() === 'websocket' && !pushHub.admit(req.partner!.partnerId, req.raw.socket)) {
+        throw new ApiError('SYS_RATE_LIMITED', `Too many open push connections for this partner (at most ${config.pushMaxConnectionsPerPartner} on one instance); close one or retry later`,
+          { headers: { 'retry-after': '5' } });
+      }
     },
-  }, (socket, req) => {
-    const query = req.query as { since?: string; externalUserId?: string };
-    const row = authenticatedRow(req.partner!);
-    const grant: PushGrant | undefined = row ? { partnerId: row.partnerId, apiKey: row.apiKey, ip: req.ip, credential: row.secretKeyEnc ?? '' } : undefined;
-    void pushHub.attach(socket, req.partner!.partnerId, { since: query.since ?? null, from: pushFrom.get(req)!, externalUserId: query.externalUserId ?? null, grant });
+    // A signed request that asks no upgrade: the envelope, like any unknown path (not an empty 404).
+    handler: async (req, reply) => {
+      reply.code(404).type('application/json; charset=utf-8')
+        .send(stringifyJson(errorEnvelope('SYS_NOT_FOUND', 'GET /card/v1/ws is a WebSocket: connect with a WebSocket client (Upgrade: websocket)', null)));
+    },
+    wsHandler: (socket, req) => {
+      const query = req.query as { since?: string; externalUserId?: string };
+      const row = authenticatedRow(req.partner!);
+      const grant: PushGrant | undefined = row ? { partnerId: row.partnerId, apiKey: row.apiKey, ip: req.ip, credential: row.secretKeyEnc ?? '' } : undefined;
+      void pushHub.attach(socket, req.partner!.partnerId, { since: query.since ?? null, from: pushFrom.get(req)!, externalUserId: query.externalUserId ?? null, grant });
+    },
   });
 
   // A failed console login counts like a wrong admin token (review rvC): each costs a memory-hard

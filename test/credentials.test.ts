@@ -37,6 +37,10 @@ describe('one-time credential retrieval (4.1, D14)', () => {
     const first = await rawRequest(svc.baseUrl, { method: 'GET', path });
     assert.equal(first.status, 200);
     assert.equal(first.body.code, 'SYS_SUCCESS');
+    // Review h-attack2: the answer carrying the secretKey had no cache directive (only
+    // retrieve-secure-card had one); a browser or proxy must not keep it.
+    assert.equal(first.headers['cache-control'], 'no-store');
+    assert.equal(first.headers['x-content-type-options'], 'nosniff');
     const data = first.body.data;
     assert.deepEqual(Object.keys(data).sort(), ['apiKey', 'expireTime', 'extractSecretKey', 'extractUrl', 'howToUse', 'notes', 'secretKey']);
     assert.match(data.apiKey, /^[0-9a-f]{32}$/);

@@ -352,4 +352,19 @@ describe('hardening against hostile traffic (issue 13)', () => {
     assert.equal(listed.body.data.result[0].organizationId, created.body.data.organizationId);
     socket.destroy();
   });
+
+  it('12. a path the router cannot read (bad percent-encoding, a path segment over its length limit) is refused in the D3 envelope with a request id, not in Fastify\'s own error shape', async () => {
+    // Review h-attack2: `/console/cards/%ZZ` answered {"error":"Bad Request","code":"FST_ERR_BAD_URL",...}
+    // and a 101-character console path segment 414 {"code":"FST_ERR_MAX_PARAM_LENGTH",...}, without x-request-id.
+    for (const path of ['/console/cards/%ZZ', '/%ZZ', `/console/cards/${'a'.repeat(101)}`]) {
+      const res = await fetch(`${svc.baseUrl}${path}`);
+      assert.equal(res.status, 400, path);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+      assert.ok(res.headers.get('x-request-id'), `${path} carries a request id`);
+      const body = await res.json() as Record<string, unknown>;
+      assert.deepEqual(Object.keys(body), ['success', 'code', 'message', 'messageDetail', 'data'], path);
+      assert.equal(body.code, 'SYS_ILLEGAL_PARAM');
+      assert.equal(body.success, false);
+    }
+  });
 });

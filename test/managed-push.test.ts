@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
+import http from 'node:http';
 import WebSocket from 'ws';
 import { decimal, decimalText, type CardServiceClient, type CardServiceError, type PushMessage } from '../sdk/index.ts';
 import { closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
@@ -248,6 +249,78 @@ describe('real-time push /card/v1/ws (issue 11, D39)', () => {
     assert.equal(await within(m.closed, 10_000), 4001, 'the socket from an address no longer allowed is closed');
     assert.equal(await within(k.closed, 1500), 'open', 'an unchanged partner keeps its connection');
     k.ws.close();
+  });
+
+  it('one partner holds at most PUSH_MAX_CONNECTIONS_PER_PARTNER connections: one more is refused (429) before the upgrade, a closed one frees its slot, other partners are not affected (D39)', async () => {
+    const capped = await startService({ db: await (await testDatabase()).openAnother(), clock: a.clock, env: { PUSH_MAX_CONNECTIONS_PER_PARTNER: '2' } });
+    const sockets: WebSocket[] = [];
+    try {
+      const first = await capped.newPartner();
+      const second = await capped.newPartner();
+      let nonce = 20000;
+      const connect = (p: { apiKey: string | null; secretKey: string | null }) => new Promise<{ status: number; body: string } | WebSocket>((resolve) => {
+        const ts = String(capped.clock.now());
+        const n = String(nonce++);
+        const sign = createHmac('sha256', Buffer.from(p.secretKey!, 'utf8')).update(p.apiKey! + ts + n, 'utf8').digest('hex');
+        const ws = new WebSocket(`${capped.baseUrl.replace('http', 'ws')}/card/v1/ws`, {
+          headers: { 'x-dapi-api-key': p.apiKey!, 'x-dapi-timestamp': ts, 'x-dapi-nonce': n, 'x-dapi-sign': sign },
+        });
+        ws.on('open', () => {
+          sockets.push(ws);
+          resolve(ws);
+        });
+        ws.on('unexpected-response', (_req, res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        ws.on('error', () => {});
+      });
+      // Concurrent upgrades cannot all pass one count.
+      const burst = await Promise.all([connect(first.partner), connect(first.partner), connect(first.partner), connect(first.partner)]);
+      assert.equal(burst.filter((r) => r instanceof WebSocket).length, 2, 'two of four concurrent upgrades open');
+      for (const refused of burst.filter((r): r is { status: number; body: string } => !(r instanceof WebSocket))) {
+        assert.equal(refused.status, 429);
+        assert.match(refused.body, /"code":"SYS_RATE_LIMITED"/);
+        assert.match(refused.body, /Too many open push connections/);
+      }
+      // Signed requests that ask no upgrade (404), several on one kept-alive connection, hold no slot.
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        for (let i = 0; i < 3; i++) {
+          const ts = String(capped.clock.now());
+          const n = String(nonce++);
+          const sign = createHmac('sha256', Buffer.from(second.partner.secretKey!, 'utf8')).update(second.partner.apiKey! + ts + n, 'utf8').digest('hex');
+          const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+            http.get(`${capped.baseUrl}/card/v1/ws`, { agent, headers: { 'x-dapi-api-key': second.partner.apiKey!, 'x-dapi-timestamp': ts, 'x-dapi-nonce': n, 'x-dapi-sign': sign } }, (res) => {
+              let body = '';
+              res.on('data', (c) => (body += c));
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+            }).on('error', reject);
+          });
+          assert.equal(answer.status, 404, 'a signed request without an upgrade');
+          // Review h-attack2: it was an empty 404; now the envelope, like any path that answers nothing.
+          assert.equal(JSON.parse(answer.body).code, 'SYS_NOT_FOUND');
+        }
+        // The kept-alive connection still open, the partner opens its two connections.
+        assert.ok(await connect(second.partner) instanceof WebSocket, 'another partner has its own allowance');
+        assert.ok(await connect(second.partner) instanceof WebSocket, 'another partner has its own allowance (2)');
+      } finally {
+        agent.destroy();
+      }
+      // A closed connection frees its slot.
+      const open = burst.find((r): r is WebSocket => r instanceof WebSocket)!;
+      await new Promise<void>((resolve) => {
+        open.on('close', () => resolve());
+        open.close();
+      });
+      let again: Awaited<ReturnType<typeof connect>> | undefined;
+      for (let i = 0; i < 50 && !((again = await connect(first.partner)) instanceof WebSocket); i++) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(again instanceof WebSocket, 'a slot is free again once a connection closed');
+    } finally {
+      for (const ws of sockets) ws.terminate();
+      await capped.close();
+    }
   });
 
   it('a client that does not read is cut off at the send buffer limit while the API keeps answering', async () => {

@@ -7,6 +7,7 @@ import { SignedHttpClient, type CardTransaction } from '../sdk/index.ts';
 import { deliverDueEvents } from '../src/domains/events/testing.ts';
 import { endServerSpan, inRequestTrace, startServerSpan, startTracing, traceIdOf, type TracingHandle } from '../src/platform/tracing.ts';
 import { WorkerSpanProcessor } from '../src/platform/tracing-sdk.ts';
+import { ExportBatcher, SpanChunkWriter } from '../src/platform/tracing-export.ts';
 import { context, createContextKey, createTraceState, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resources, tracing } from '@opentelemetry/sdk-node';
@@ -322,5 +323,35 @@ describe('span bytes to the export worker (issue 27)', () => {
     // The three plain spans of one scope in one ScopeSpans: ResourceSpans (1) > ScopeSpans (2) > Span (2).
     const perScope = sub(bodies.at(-1)!, 1).flatMap((rs) => sub(rs, 2).map((ss) => sub(ss, 2).length));
     assert.deepEqual(perScope.slice(-1), [3]);
+  });
+});
+
+/** Issue 27: OTEL_BSP_MAX_QUEUE_SIZE on the export worker's queue; an unreadable chunk queues nothing. */
+describe('export worker queue (issue 27)', () => {
+  it('a chunk that does not fit the queue is dropped and counted; requests hold at most the batch size; a chunk with an unknown resource is refused whole', async () => {
+    const ended: tracing.ReadableSpan[] = [];
+    const collector: tracing.SpanProcessor = { onStart() {}, onEnd: (span) => { ended.push(span); }, forceFlush: async () => {}, shutdown: async () => {} };
+    const provider = new tracing.BasicTracerProvider({ spanProcessors: [collector], resource: resources.resourceFromAttributes({ 'service.name': 'queue-test' }) });
+    const tracer = provider.getTracer('queue');
+    for (let i = 0; i < 5; i++) tracer.startSpan(`q-${i}`, undefined, ROOT_CONTEXT).end();
+    const chunkOf = (spans: tracing.ReadableSpan[], resource = 1) => {
+      const writer = new SpanChunkWriter(1024);
+      for (const span of spans) writer.add(span, resource, 2);
+      return writer.take();
+    };
+    const batcher = new ExportBatcher({ maxExportBatchSize: 2, maxQueueSize: 3 });
+    batcher.defineResource(1, { attributes: ended[0].resource.attributes, schemaUrl: undefined });
+    batcher.defineScope(2, { name: 'queue', version: undefined, schemaUrl: undefined });
+    assert.throws(() => batcher.add(chunkOf(ended.slice(0, 1), 9)), /unknown resource 9/);
+    assert.equal(batcher.queued, 0);
+    assert.equal(batcher.add(chunkOf(ended.slice(0, 3))), true);
+    assert.equal(batcher.add(chunkOf(ended.slice(3, 5))), false);
+    assert.equal(batcher.dropped, 2);
+    const first = batcher.next(true)!;
+    assert.equal(first.spans, 2);
+    assert.equal(Buffer.from(first.body).toString('hex'), Buffer.from(ProtobufTraceSerializer.serializeRequest(ended.slice(0, 2))!).toString('hex'));
+    assert.equal(batcher.next(true), null, 'one span left: not a whole batch');
+    assert.equal(batcher.next(false)!.spans, 1);
+    await provider.shutdown();
   });
 });

@@ -246,10 +246,8 @@ export function cardRoutes(deps: CardDeps): RouteDef[] {
       body: CardIdBody,
       data: SecureCardView,
       errors: ['PCI_NOT_CERTIFIED', 'CARD_INVALID'],
-      handler: async ({ body, partner, reply }) => {
-        reply.header('cache-control', 'no-store');
-        return retrieveSecureCard(deps, partner, body.cardId);
-      },
+      // Never cached: every answer of the service is Cache-Control: no-store (app.ts).
+      handler: ({ body, partner }) => retrieveSecureCard(deps, partner, body.cardId),
     }),
 
     // ---- Receiving accounts and dedicated balances (4.4, D28, D29) ----

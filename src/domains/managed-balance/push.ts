@@ -76,6 +76,10 @@ function message(row: StreamRow): string {
 
 export class PushHub {
   private readonly clients = new Set<PushClient>();
+  /** Connections admitted per partner (admit), each counted until its TCP socket closes. */
+  private readonly held = new Map<string, number>();
+  /** The TCP sockets counted in `held`: a socket is counted once, however many requests it carried. */
+  private readonly admitted = new WeakSet<object>();
   /** The highest push_seq this hub has read and dispatched. */
   private head = 0n;
   private started: Promise<void> | null = null;
@@ -94,6 +98,28 @@ export class PushHub {
 
   get connections(): number {
     return this.clients.size;
+  }
+
+  /**
+   * Admits one more connection of `partnerId` on this instance, or refuses it (false) when the partner
+   * already holds PUSH_MAX_CONNECTIONS_PER_PARTNER (D39: one partner's sockets must not exhaust the
+   * instance's sockets and send buffers). Called as the last check before the upgrade, synchronously,
+   * so concurrent upgrades cannot all pass one count. The connection is counted until its TCP socket
+   * closes (whether the upgrade completed, failed, or the socket was later dropped), so a
+   * refused or failed upgrade never keeps a slot.
+   */
+  admit(partnerId: string, socket: { once(event: 'close', listener: () => void): unknown }): boolean {
+    if (this.admitted.has(socket)) return true;
+    const held = this.held.get(partnerId) ?? 0;
+    if (held >= this.deps.config.pushMaxConnectionsPerPartner) return false;
+    this.held.set(partnerId, held + 1);
+    this.admitted.add(socket);
+    socket.once('close', () => {
+      const left = (this.held.get(partnerId) ?? 1) - 1;
+      if (left > 0) this.held.set(partnerId, left);
+      else this.held.delete(partnerId);
+    });
+    return true;
   }
 
   /** Starts listening on first use (a service that never has a WebSocket client opens no LISTEN connection). */

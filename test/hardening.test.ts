@@ -307,6 +307,7 @@ describe('hardening against hostile traffic (issue 13)', () => {
     const ok = await post(Buffer.from('A\u00e9\u4e2d B', 'utf8'));
     assert.equal(ok.envelope.code, 'SYS_SUCCESS', 'well-formed multi-byte UTF-8 is accepted');
   });
+
   it('11. a request offering HTTP/2 (Upgrade: h2c, as Java\'s HttpClient sends by default) is answered as HTTP/1.1 by its route, body and keep-alive intact', async () => {
     // Every request with `Connection: Upgrade` went to the WebSocket handshake, which answered 400
     // "Invalid Upgrade header" in text/html; RFC 9110 7.8 lets a server ignore an upgrade it does not take.

@@ -144,6 +144,23 @@ describe('webhook delivery (D38, D49): signed POSTs from the outbox, retries', (
     assert.equal((await eventState(svc.db, eventId)).status, 'DELIVERED');
   });
 
+  it('when a 2xx answer is cut short before its body ends, then the attempt failed and is retried (an answer counts only when complete)', async () => {
+    receiver.answerNext({ status: 200, cutBodyShort: true });
+    const { eventId } = await recordTestEvent(svc, partner.partnerId);
+
+    await deliverDueEvents(svc.ctx);
+    const [first] = await attemptsOf(svc.db, eventId);
+    assert.equal(first.outcome, 'NETWORK_ERROR');
+    assert.match(first.error ?? '', /cut short/);
+    assert.equal((await eventState(svc.db, eventId)).status, 'PENDING');
+
+    await advanceToNextAttempt(eventId);
+    await deliverDueEvents(svc.ctx);
+    assert.equal(receiver.requestsFor(eventId).length, 2);
+    assert.deepEqual((await attemptsOf(svc.db, eventId)).map((a) => a.outcome), ['NETWORK_ERROR', 'SUCCESS']);
+    assert.equal((await eventState(svc.db, eventId)).status, 'DELIVERED');
+  });
+
   it('when the receiver answers with a redirect, then it is not followed and the attempt is retried', async () => {
     const elsewhere = await WebhookReceiver.start('/elsewhere');
     try {

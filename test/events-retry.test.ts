@@ -188,5 +188,26 @@ describe('webhook retries and crash safety (D38, D49)', () => {
       assert.equal(receiver.requestsFor(eventId).length, 2);
       assert.equal((await eventState(svc.db, eventId)).status, 'DELIVERED');
     });
+
+    it('when resend is asked twice, or the webhook settings change, while an attempt is in flight, then no second attempt starts before its lease ends', async () => {
+      const { eventId } = await recordTestEvent(svc, partner.partnerId);
+      const [inFlight] = (await leaseDueEvents(svc.ctx)).filter((e) => e.eventId === eventId);
+      const leaseEnd = (await eventState(svc.db, eventId)).nextAttemptAt!.getTime();
+      await client.events.resend(eventId);
+      // A second click on resend: still waits for the running attempt (D38, docs/webhooks.md "never two attempts of one event at once").
+      const again = await client.events.resend(eventId);
+      assert.equal(new Date(again.nextAttemptTime).getTime(), leaseEnd);
+      // The partner's webhook_url changes (its waiting events are due at once): not this one, its attempt still runs.
+      await svc.admin.updatePartner(partner.partnerId, { webhookUrl: `${receiver.url}/moved` });
+      assert.equal((await eventState(svc.db, eventId)).nextAttemptAt!.getTime(), leaseEnd);
+      assert.deepEqual((await leaseDueEvents(svc.ctx)).filter((e) => e.eventId === eventId), [], 'no second attempt while the first is in flight');
+
+      const first = await deliverLeased(svc.ctx, inFlight);
+      assert.equal(first.settled, false, 'the resend superseded it');
+      svc.clock.advance(leaseEnd - svc.clock.now() + 1);
+      await deliverDueEvents(svc.ctx);
+      assert.equal(receiver.requestsFor(eventId).length, 2);
+      assert.equal((await eventState(svc.db, eventId)).status, 'DELIVERED');
+    });
   });
 });

@@ -149,6 +149,31 @@ describe('OpenTelemetry traces (issue 27)', () => {
     assert.ok(!ids.slice(0, 2).includes(caller));
   });
 
+  it('every webhook POST carries traceparent: one the delivery job sends, and a test send a partner asks for', async () => {
+    const hooks = (await WebhookReceiver.start()).useCredentials(w.partner);
+    try {
+      await svc.admin.updatePartner(w.partner.partnerId, { webhookUrl: hooks.url });
+      const traceparent = /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/;
+      // A test send, inside the partner's request: the POST is a step of that request's trace.
+      const traceId = randomBytes(16).toString('hex');
+      const client = new SignedHttpClient({ baseUrl: svc.baseUrl, apiKey: w.partner.apiKey!, secretKey: w.partner.secretKey!, now: svc.clock.now });
+      const sent = await client.call<{ eventId: string }>('POST', '/open-api/webhook/v1/test', {
+        body: { message: 'traced' }, headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+      });
+      const testEvent = sent.eventId;
+      const [testHook] = hooks.requestsFor(testEvent);
+      assert.match(String(testHook.headers.traceparent ?? ''), traceparent, 'the test send carries traceparent');
+      assert.equal(String(testHook.headers.traceparent).split('-')[1], traceId, 'in the trace of the request that asked for it');
+      // The delivery job's POSTs: a trace of their own.
+      await deliverDueEvents(svc.ctx);
+      const delivered = hooks.requests.filter((r) => r.json.eventId !== testEvent);
+      assert.ok(delivered.length > 0, 'the card\'s events were delivered');
+      for (const r of delivered) assert.match(String(r.headers.traceparent ?? ''), traceparent);
+    } finally {
+      await hooks.close();
+    }
+  });
+
   it('one signed authorization with forwarding is one trace continuing the caller\'s, and the partner request carries traceparent', async () => {
     const traceId = randomBytes(16).toString('hex');
     const callerSpanId = randomBytes(8).toString('hex');
@@ -205,6 +230,7 @@ describe('OpenTelemetry traces (issue 27)', () => {
     assert.ok(lines.length >= 1);
     for (const line of lines) assert.equal(line.traceId, traceId);
   });
+
 });
 
 /** The fields of one protobuf message: [field number, value] (a Buffer for length-delimited fields, else a number). */

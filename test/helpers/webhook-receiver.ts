@@ -11,6 +11,8 @@ export interface Answer {
   delayMs?: number;
   headers?: Record<string, string>;
   body?: string;
+  /** Send the status line, headers and the first byte of a longer body, then drop the connection. */
+  cutBodyShort?: boolean;
 }
 
 export interface ReceivedWebhook {
@@ -89,8 +91,14 @@ export class WebhookReceiver {
       const send = () => {
         this.pending.delete(res);
         if (res.destroyed) return;
+        const text = answer.body ?? (status < 300 ? 'ok' : 'not ok');
+        if (answer.cutBodyShort) {
+          res.writeHead(status, { 'content-type': 'text/plain', 'content-length': String(Buffer.byteLength(text) + 100), ...answer.headers });
+          res.write(text.slice(0, 1), () => setTimeout(() => res.socket?.destroy(), 50).unref());
+          return;
+        }
         res.writeHead(status, { 'content-type': 'text/plain', ...answer.headers });
-        res.end(answer.body ?? (status < 300 ? 'ok' : 'not ok'));
+        res.end(text);
       };
       this.pending.add(res);
       if (answer.delayMs) setTimeout(send, answer.delayMs).unref();

@@ -3,6 +3,7 @@ import type { ListEventsQuery } from '../../../sdk/contract/events.ts';
 import type { Config } from '../../config.ts';
 import { ApiError, paramInvalid } from '../../platform/errors.ts';
 import { parseJson } from '../../platform/http/json.ts';
+import { inSpan, traceHere } from '../../platform/tracing.ts';
 import { isoTime, pageOf, type Paging } from '../../platform/http/schema.ts';
 import { randomBytes } from 'node:crypto';
 import type { EventDeps } from './delivery.ts';
@@ -111,6 +112,9 @@ export async function sendTestEvent(deps: EventDeps, partnerId: string, message:
 
 /** Records a test event and attempts it once now, outside the delivery worker; answers it with its attempt. */
 async function sendOnce(deps: EventDeps, partnerId: string, event: { eventType: string; businessId: string; createTime: Date; data: unknown }) {
+  // docs/observability.md: every webhook POST is a CLIENT span carrying traceparent; this one is a
+  // step of the partner's request, resumed after the awaits below (the job's deliveries have their own).
+  const here = traceHere();
   const [partner] = await partnersByIds(deps.db, [partnerId]);
   if (!partner?.webhookUrl) throw new ApiError('WEBHOOK_NOT_CONFIGURED');
   const now = event.createTime;
@@ -119,7 +123,7 @@ async function sendOnce(deps: EventDeps, partnerId: string, event: { eventType: 
     const { eventId } = await recordEvent(q, { partnerId, ...event });
     return claimEventNow(q, eventId, lease);
   });
-  await deliverLeased(deps, leased);
+  await here.run(() => inSpan('webhook.deliver', () => deliverLeased(deps, leased)));
   return eventDetail(deps, partnerId, leased.eventId);
 }
 

@@ -339,14 +339,19 @@ export async function listAttemptRows(q: Queryable, eventId: string, limit: numb
 /**
  * Redelivery: the event is due again now and starts a new delivery cycle (a fresh retry window,
  * counted from the cycle's first attempt, and backoff). An attempt in flight keeps its slot: the event becomes due when that lease ends,
- * and the in-flight answer, whatever it is, no longer settles the event (its token is cleared).
+ * and the in-flight answer, whatever it is, no longer settles the event: its token is replaced by
+ * one no worker holds, not cleared, so that the slot stays taken until the lease ends (D38: never two
+ * attempts of one event at once): a second resend keeps that due time, and a change of the partner's
+ * webhook settings (makeWaitingEventsDue, which wakes only events without a lease) leaves it alone.
  */
 export async function scheduleRedelivery(q: Queryable, eventId: string, now: Date): Promise<{ nextAttemptAt: Date }> {
   const [row] = await q.query<{ nextAttemptAt: Date }>(
     `UPDATE events
         SET next_attempt_at = CASE WHEN status = 'PENDING' AND lease_token IS NOT NULL AND next_attempt_at > $2
                                    THEN next_attempt_at ELSE $2 END,
-            status = 'PENDING', lease_token = NULL, delivery_attempts = 0, delivery_started_at = NULL, failed_at = NULL
+            lease_token = CASE WHEN status = 'PENDING' AND lease_token IS NOT NULL AND next_attempt_at > $2
+                               THEN 'superseded-' || md5(event_id || ':' || random()::text) END,
+            status = 'PENDING', delivery_attempts = 0, delivery_started_at = NULL, failed_at = NULL
       WHERE event_id = $1
       RETURNING next_attempt_at AS "nextAttemptAt"`,
     [eventId, now],

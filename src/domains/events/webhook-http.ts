@@ -169,9 +169,16 @@ export function postWebhook(options: PostOptions): Promise<PostResult> {
         if (read >= ANSWER_READ_LIMIT_BYTES) finish();
       });
       res.on('end', finish);
-      // The status line already answered the question; a body cut short still counts.
-      res.on('error', finish);
-      res.on('close', finish);
+      // An answer counts only when it is complete (docs/webhooks.md, D38): a 2xx whose body is cut
+      // short (the connection reset or closed before its end) is a failed attempt and is retried, as
+      // a 2xx whose body is late is a TIMEOUT. A non-2xx fails either way, with what arrived of it.
+      const cutShort = (err?: NodeJS.ErrnoException) => {
+        if (!ok) return finish();
+        settle({ outcome: 'NETWORK_ERROR', httpStatus: status, error: printable(`HTTP ${status}: the answer was cut short before its end${err ? ` (${err.code ?? 'ERROR'}: ${err.message})` : ''}`) });
+        res.destroy();
+      };
+      res.on('error', cutShort);
+      res.on('close', () => cutShort());
     });
     req.end(options.body);
   });

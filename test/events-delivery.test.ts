@@ -193,6 +193,29 @@ describe('webhook delivery (D38, D49): signed POSTs from the outbox, retries', (
     assert.equal(new Set(recorded.map((r) => r.eventId)).size, 3);
   });
 
+  it('when one partner has a backlog, another partner\'s event goes in the next delivery run, not after the backlog (partners take turns)', async () => {
+    // Review of 2026-11-27: events were leased oldest first overall, so a partner whose endpoint hangs
+    // (every attempt waits out the timeout) with 400 events queued held another partner's event back 39 s.
+    const backlogReceiver = await WebhookReceiver.start();
+    const { partner: busy } = await svc.newPartner({ webhookUrl: backlogReceiver.url });
+    backlogReceiver.useCredentials(busy);
+    try {
+      const backlog: string[] = [];
+      for (let i = 0; i < 12; i++) backlog.push((await recordTestEvent(svc, busy.partnerId)).eventId);
+      svc.clock.advance(1);
+      const { eventId: other } = await recordTestEvent(svc, partner.partnerId);
+      const first = await deliverDueEvents(svc.ctx, { limit: 4 });
+      assert.equal(first.leased, 4);
+      assert.ok(first.results.some((r) => r.eventId === other && r.status === 'DELIVERED'), 'the other partner\'s event is in the first run');
+      // Within one partner, oldest first.
+      assert.deepEqual(first.results.filter((r) => r.eventId !== other).map((r) => r.eventId), backlog.slice(0, 3));
+      while ((await deliverDueEvents(svc.ctx, { limit: 4 })).leased > 0);
+      assert.deepEqual(backlog.map((id) => backlogReceiver.requestsFor(id).length), backlog.map(() => 1), 'the backlog is delivered too, each event once');
+    } finally {
+      await backlogReceiver.close();
+    }
+  });
+
   it('when two instances deliver at the same time, then every event is POSTed exactly once (leases, SKIP LOCKED)', async () => {
     const database = await testDatabase();
     const second = await startService({ db: await database.openAnother(), clock: svc.clock, env: { WEBHOOK_TIMEOUT_MS: String(TEST_WEBHOOK_TIMEOUT_MS) } });

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
-import { CardServiceClient, CardServiceError } from '../sdk/index.ts';
+import { CardServiceClient, CardServiceError, nextNonce } from '../sdk/index.ts';
 import { ROOT } from './helpers/compiled-service.ts';
 
 /**
@@ -222,5 +222,18 @@ describe('SDK transport: timeout, retries, errors (issue 14)', () => {
     const iterators = new Set([...readme.matchAll(/`([a-zA-Z]+\.[a-zA-Z]+)\(\)`/g)].map((m) => m[1]));
     for (const name of declared.keys()) if (!mentioned.has(name) && !iterators.has(name)) wrong.push(`${name}: not in the README`);
     assert.deepEqual(wrong, []);
+  });
+});
+
+describe('SDK nonces (5.2, D7)', () => {
+  it('no two of 90,000 consecutive requests share a nonce, each in [10000, 99999] (a burst in one millisecond never replays itself)', () => {
+    // Review of 2026-11-27: 50 concurrent calls drew random nonces and one was refused DAPI_NONCE_REPLAYED.
+    const seen = new Set<string>();
+    for (let i = 0; i < 90_000; i++) {
+      const nonce = nextNonce();
+      assert.match(nonce, /^[1-9][0-9]{4}$/);
+      seen.add(nonce);
+    }
+    assert.equal(seen.size, 90_000);
   });
 });

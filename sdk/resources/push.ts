@@ -1,7 +1,6 @@
-import { randomInt } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
-import { CardServiceError, parseJsonLossless, type Envelope, type SignedHttpClient } from '../client.ts';
+import { CardServiceError, nextNonce, parseJsonLossless, type Envelope, type SignedHttpClient } from '../client.ts';
 import type { PushMessage as PushMessageSchema } from '../contract/push.ts';
 import type { Static } from 'typebox';
 
@@ -62,7 +61,7 @@ export class PushResource {
       if (options.externalUserId !== undefined) query.set('externalUserId', options.externalUserId);
       const url = `${this.http.baseUrl.replace(/^http/, 'ws')}/card/v1/ws${query.size ? `?${query}` : ''}`;
       const timestamp = String(this.http.now());
-      const nonce = String(randomInt(10000, 100000));
+      const nonce = nextNonce();
       const ws = new WebSocket(url, {
         headers: {
           'X-DAPI-API-KEY': this.http.apiKey, 'X-DAPI-TIMESTAMP': timestamp, 'X-DAPI-NONCE': nonce,

@@ -1,7 +1,7 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../platform/clock.ts';
-import { hmacSha256Hex, newId } from '../../platform/crypto/secrets.ts';
+import { hmacSha256Hex, newId, nextNonce } from '../../platform/crypto/secrets.ts';
 import { invariant } from '../../platform/errors.ts';
 import type { Db, Queryable } from '../../platform/db/db.ts';
 import { runJobOnce, type JobDefinition, type JobLog, type JobOutcome, type Lease } from '../../platform/jobs.ts';
@@ -124,7 +124,7 @@ export function webhookHeaders(args: {
   webhookSecrets?: string[];
 }): Record<string, string> {
   const timestamp = String(args.nowMs);
-  const nonce = args.nonce ?? String(randomInt(10000, 100000));
+  const nonce = args.nonce ?? nextNonce();
   const message = args.apiKey + timestamp + nonce + args.body;
   return {
     'content-type': 'application/json',

@@ -39,6 +39,17 @@ function randomHex(bytes: number): string {
 }
 
 /** 5.3: lowercase hex HMAC-SHA256 keyed with the UTF-8 bytes of the secret key (D6). */
+/**
+ * The 5.2 nonce of the next request this process signs (a webhook): an integer in [10000, 99999],
+ * taken in turn from a random start, so no two among 90,000 share one (a partner that refuses a
+ * repeated apiKey, timestamp and nonce as a replay never sees two webhooks of one millisecond collide).
+ */
+let nonceCursor = randomInt(0, 90_000);
+export function nextNonce(): string {
+  nonceCursor = (nonceCursor + 1) % 90_000;
+  return String(10_000 + nonceCursor);
+}
+
 export function hmacSha256Hex(secretKey: string, message: string | Buffer): string {
   return createHmac('sha256', Buffer.from(secretKey, 'utf8')).update(message).digest('hex');
 }

@@ -93,16 +93,22 @@ export async function leaseDueWithAttempts(
     // then each one's second, and so on, oldest first within a turn. Taken oldest first overall, a
     // partner whose endpoint hangs (each attempt waits out the timeout) with a backlog of N events held
     // every other partner's events back for N / batch runs of the timeout each. The candidates are read
-    // without locks (at most a batch per partner, one probe of events_due each; twice a batch kept, so
-    // the lock step joins them by primary key), then locked in turn order, skipping those another
-    // instance holds. 200 partners and a backlog of 50,000: 1.6 ms on PostgreSQL.
-    `WITH candidates AS (
+    // without locks (the partners with undelivered events by a loose scan of events_due, then at most a
+    // batch per partner, one probe each; twice a batch kept, so the lock step joins them by primary key),
+    // then locked in turn order, skipping those another instance holds.
+    `WITH RECURSIVE owners AS (
+       -- The partners with undelivered events, one probe of events_due each (a loose index scan).
+       (SELECT partner_id FROM events WHERE status = 'PENDING' ORDER BY partner_id LIMIT 1)
+       UNION ALL
+       SELECT (SELECT e.partner_id FROM events e WHERE e.status = 'PENDING' AND e.partner_id > o.partner_id ORDER BY e.partner_id LIMIT 1)
+         FROM owners o WHERE o.partner_id IS NOT NULL
+     ), candidates AS (
        SELECT c.event_id, c.next_attempt_at,
-              row_number() OVER (PARTITION BY p.partner_id ORDER BY c.next_attempt_at, c.event_id) AS turn
-         FROM partners p
+              row_number() OVER (PARTITION BY o.partner_id ORDER BY c.next_attempt_at, c.event_id) AS turn
+         FROM owners o
          CROSS JOIN LATERAL (
            SELECT e.event_id, e.next_attempt_at FROM events e
-            WHERE e.partner_id = p.partner_id AND e.status = 'PENDING' AND e.next_attempt_at <= $1
+            WHERE e.partner_id = o.partner_id AND e.status = 'PENDING' AND e.next_attempt_at <= $1
             ORDER BY e.next_attempt_at, e.event_id
             LIMIT $4
          ) c

@@ -63,6 +63,12 @@ export interface Config {
    * refused (429) before it is answered, so one partner cannot tie up the instance's sockets and memory.
    */
   pushMaxConnectionsPerPartner: number;
+  /**
+   * Issue 31 section 3: velocity-rule backtests one partner may hold unfinished (PENDING or RUNNING);
+   * one more start is refused (429) before anything is written, so one partner cannot queue hundreds
+   * ahead of every other partner's backtests on the one worker.
+   */
+  backtestMaxPendingPerPartner: number;
   /** D39 push: WebSocket ping interval; a client that missed the previous pong is dropped. */
   pushPingIntervalMs: number;
   /** D39 push: how often the stream is read without a notification (a missed NOTIFY costs at most this). */
@@ -291,6 +297,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
     partnerCacheTtlMs: intFrom(env, 'PARTNER_CACHE_TTL_MS', DEFAULT_PARTNER_CACHE_TTL_MS, 0, 60_000),
     pushSendBufferBytes: intFrom(env, 'PUSH_SEND_BUFFER_BYTES', 1_048_576, 1024, 64 * 1_048_576),
     pushMaxConnectionsPerPartner: intFrom(env, 'PUSH_MAX_CONNECTIONS_PER_PARTNER', 200, 1, 100_000),
+    backtestMaxPendingPerPartner: intFrom(env, 'BACKTEST_MAX_PENDING_PER_PARTNER', 5, 1, 1000),
     pushPingIntervalMs: intFrom(env, 'PUSH_PING_INTERVAL_MS', 30_000, 100, 600_000),
     pushPollIntervalMs: intFrom(env, 'PUSH_POLL_INTERVAL_MS', 1000, 20, 60_000),
     pushRetentionMs: intFrom(env, 'PUSH_RETENTION_HOURS', 72, 1, 24 * 90) * 3_600_000,

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeTestDatabase, startService, type TestService } from './helpers/service.ts';
+import { closeTestDatabase, startService, testDatabase, type TestService } from './helpers/service.ts';
 import { fundedCard, purchase, type SpendWorld } from './helpers/authorization.ts';
 import { issueCard } from './helpers/cards.ts';
 import { dec, expectCode, uniq } from './helpers/velocity-fixtures.ts';
@@ -243,5 +243,85 @@ describe('velocity backtests of a draft rule (issue 31 section 3)', () => {
     assert.equal(done.status, 'COMPLETED');
     assert.deepEqual(done.progress, { processed: 0, total: 0 });
     assert.equal(done.result!.evaluated, 0);
+  });
+
+  /** The partner's backtests' statuses, sorted. */
+  async function statuses(partnerId: string): Promise<string[]> {
+    const rows = await svc.db.query<{ status: string }>('SELECT status FROM rule_backtests WHERE partner_id = $1 ORDER BY status', [partnerId]);
+    return rows.map((r) => r.status);
+  }
+
+  /** A fingerprint of the backtest tables. */
+  async function backtestTables(): Promise<string> {
+    const out = [];
+    for (const table of ['rule_backtests', 'rule_backtest_subjects']) {
+      const rows = await svc.db.query<{ n: string; h: string | null }>(`SELECT count(*)::text AS n, md5(string_agg(t::text, '|' ORDER BY t::text)) AS h FROM ${table} t`);
+      out.push(`${table} ${rows[0]!.n}:${rows[0]!.h}`);
+    }
+    return out.join(', ');
+  }
+
+  it('a partner holds at most BACKTEST_MAX_PENDING_PER_PARTNER unfinished backtests: one more is refused (429) and writes nothing, a finished one frees its slot, another partner is not affected', async () => {
+    const capped = await startService({ db: await (await testDatabase()).openAnother(), clock: svc.clock, env: { BACKTEST_MAX_PENDING_PER_PARTNER: '2' } });
+    try {
+      const w = await fundedCard(capped, { funds: '100.00' });
+      const other = await fundedCard(capped, { funds: '0' });
+      for (const amount of ['1.00', '2.00']) await w.client.sandbox.authorize(purchase(w.card.cardId, amount));
+      svc.clock.advance(HOUR);
+      const body = (x: SpendWorld) => ({
+        rule: draftBody(x.org.organizationId), bindings: [{ subjectType: 'CARD', subjectIds: [x.card.cardId] }],
+        startTime: new Date(svc.clock.now() - 10 * DAY).toISOString(), endTime: new Date(svc.clock.now()).toISOString(),
+      });
+      assert.equal((await w.client.velocity.backtest(body(w))).status, 'PENDING');
+      assert.equal((await w.client.velocity.backtest(body(w))).status, 'PENDING');
+
+      const before = await backtestTables();
+      const live = await liveTables();
+      const refused = await expectCode(w.client.velocity.backtest(body(w)), 'SYS_RATE_LIMITED', 'You already have 2 backtests pending or running (at most 2)');
+      assert.ok(refused.message.includes('wait for one to finish'), refused.message);
+      assert.equal(await backtestTables(), before, 'a refused start writes no backtest');
+      assert.deepEqual(await liveTables(), live);
+
+      // A RUNNING backtest still holds its slot.
+      await stepBacktests({ db: svc.db, clock: svc.clock }, { stepSize: 1 });
+      assert.deepEqual(await statuses(w.partner.partnerId), ['PENDING', 'RUNNING']);
+      await expectCode(w.client.velocity.backtest(body(w)), 'SYS_RATE_LIMITED', '2 backtests pending or running');
+
+      // One ends (2 authorizations, steps of 4): its slot is free for exactly one more.
+      await stepBacktests({ db: svc.db, clock: svc.clock }, { stepSize: 4 });
+      assert.equal((await statuses(w.partner.partnerId)).filter((s) => s === 'COMPLETED').length, 1);
+      assert.equal((await w.client.velocity.backtest(body(w))).status, 'PENDING');
+      await expectCode(w.client.velocity.backtest(body(w)), 'SYS_RATE_LIMITED', '2 backtests pending or running');
+      assert.equal((await statuses(w.partner.partnerId)).length, 3);
+
+      // Another partner's backtests are counted apart.
+      assert.equal((await other.client.velocity.backtest(body(other))).status, 'PENDING');
+      assert.deepEqual(await statuses(other.partner.partnerId), ['PENDING']);
+    } finally {
+      await capped.close();
+    }
+  });
+
+  it('concurrent starts on two instances sharing the database never pass the cap', async () => {
+    const env = { BACKTEST_MAX_PENDING_PER_PARTNER: '3' };
+    const a = await startService({ db: await (await testDatabase()).openAnother(), clock: svc.clock, env });
+    const b = await startService({ db: await (await testDatabase()).openAnother(), clock: svc.clock, env });
+    try {
+      const w = await fundedCard(a, { funds: '0' });
+      const onB = b.clientFor(w.partner);
+      const body = {
+        rule: draftBody(w.org.organizationId), bindings: [{ subjectType: 'CARD', subjectIds: [w.card.cardId] }],
+        startTime: new Date(svc.clock.now() - 10 * DAY).toISOString(), endTime: new Date(svc.clock.now()).toISOString(),
+      };
+      const starts = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 ? onB : w.client).velocity.backtest(body)));
+      assert.equal(starts.filter((s) => s.status === 'fulfilled').length, 3, 'exactly the cap is started');
+      for (const s of starts) {
+        if (s.status === 'rejected') assert.equal((s.reason as { code: string }).code, 'SYS_RATE_LIMITED', String(s.reason));
+      }
+      assert.deepEqual(await statuses(w.partner.partnerId), ['PENDING', 'PENDING', 'PENDING']);
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 });

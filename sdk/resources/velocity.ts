@@ -144,6 +144,9 @@ export class VelocityResource {
    * Backtests a draft rule: replays the recorded authorizations of the subjects over a past window
    * (up to 90 days) and reports what the draft would have declined. Nothing is created or changed.
    * The backtest runs as a job: poll `backtestDetail` until `status` is COMPLETED (or FAILED).
+   * At most 5 of your backtests (the service's BACKTEST_MAX_PENDING_PER_PARTNER) may be PENDING or
+   * RUNNING: one more throws SYS_RATE_LIMITED (HTTP 429, Retry-After 60 s, beyond the default
+   * maxRetryDelayMs so not retried) and creates nothing; start it again once one has finished.
    * @example
    * const bt = await client.velocity.backtest({
    *   rule: { organizationId, ruleRef: 'draft-travel', ruleName: 'Travel', purchaseControl: { amountLimits: [{ currency: 'USD', daily: decimal('300.00') }] } },

@@ -21,7 +21,9 @@ export function backtestRoutes(deps: BacktestDeps): RouteDef[] {
         + 'endTime not in the future) in time order, with the usage the draft would have accumulated, and reports what the draft '
         + 'would have declined. `rule` is a create-rule body, validated as create-rule validates it; `bindings` are checked as '
         + 'bind-rule checks them. mode COMBINED (default) judges the draft with the rules bound at each authorization\'s time, ALONE '
-        + 'the draft only. Always runs as a job: the answer is PENDING; poll backtest-detail for progress and the result.',
+        + 'the draft only. Always runs as a job: the answer is PENDING; poll backtest-detail for progress and the result. '
+        + 'At most BACKTEST_MAX_PENDING_PER_PARTNER (default 5) of your backtests may be PENDING or RUNNING: one more is refused '
+        + 'with HTTP 429 SYS_RATE_LIMITED and nothing is created; start it again once one has finished.',
       body: BacktestBody,
       data: BacktestOut,
       errors: ['ORGANIZATION_INVALID', 'SUBJECT_TYPE_NOT_ALLOWED', 'SUBJECT_INVALID', 'VELOCITY_RULE_CURRENCY_MISMATCH'],

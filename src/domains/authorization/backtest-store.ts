@@ -18,6 +18,24 @@ export interface NewBacktest {
   now: Date;
 }
 
+/**
+ * Serializes the starts of one partner's backtests until the transaction ends (a transaction-scoped
+ * advisory lock, so it holds across instances sharing the database): the count of unfinished
+ * backtests read after it cannot be outdated by a concurrent start.
+ */
+export async function lockPartnerBacktestStarts(q: Queryable, partnerId: string): Promise<void> {
+  await q.query(`SELECT pg_advisory_xact_lock(hashtextextended('rule-backtest-start:' || $1, 0))`, [partnerId]);
+}
+
+/** The partner's backtests not yet ended (PENDING or RUNNING). */
+export async function countUnfinishedBacktests(q: Queryable, partnerId: string): Promise<number> {
+  const rows = await q.query<{ n: string }>(
+    `SELECT count(*)::text AS n FROM rule_backtests WHERE partner_id = $1 AND status IN ('PENDING', 'RUNNING')`,
+    [partnerId],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
 export async function insertBacktest(q: Queryable, b: NewBacktest): Promise<void> {
   await q.query(
     `INSERT INTO rule_backtests (backtest_id, partner_id, organization_id, request, draft, card_ids, employee_ids, context_employee_ids,

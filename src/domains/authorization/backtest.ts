@@ -19,6 +19,7 @@ import {
 } from '../../../sdk/contract/velocity.ts';
 import type { Static } from 'typebox';
 import type { Clock } from '../../platform/clock.ts';
+import type { Config } from '../../config.ts';
 import { newId } from '../../platform/crypto/secrets.ts';
 import type { Db } from '../../platform/db/db.ts';
 import { ApiError, paramInvalid } from '../../platform/errors.ts';
@@ -26,13 +27,14 @@ import type { JobDefinition } from '../../platform/jobs.ts';
 import { toWire } from '../../platform/money.ts';
 import { checkDraft, DRAFT_RULE_ID, type CardLookup } from '../velocity/index.ts';
 import {
-  backtestBacklog, failBacktest, findBacktest, insertBacktest, leaseDueBacktests, stepBacktest, topDeclinedSubjects,
+  backtestBacklog, countUnfinishedBacktests, failBacktest, findBacktest, insertBacktest, leaseDueBacktests, lockPartnerBacktestStarts, stepBacktest, topDeclinedSubjects,
   type BacktestRow, type LeasedBacktest, type StepOutcome,
 } from './backtest-store.ts';
 
 export interface BacktestDeps {
   db: Db;
   clock: Clock;
+  config: Pick<Config, 'backtestMaxPendingPerPartner'>;
   /** The cards domain's lookup, for velocity's subject checks. */
   cards: CardLookup;
 }
@@ -40,6 +42,8 @@ export interface BacktestDeps {
 /** Authorizations replayed per step (one transaction): a few seconds of work, then the next step. */
 export const BACKTEST_STEP_SIZE = 20_000;
 const DAY_MS = 86_400_000;
+/** Retry-After of a start refused for the partner's unfinished backtests: a step takes seconds, a large window about a minute. */
+const BACKTEST_RETRY_AFTER_SECONDS = 60;
 
 type BacktestInput = Static<typeof BacktestBody>;
 type BacktestView = Static<typeof BacktestOut>;
@@ -54,7 +58,9 @@ function parseTime(field: string, value: string): Date {
  * Starts a backtest (always a job: the answer is PENDING with its backtestId; poll backtest-detail).
  * Checks in order: the window (endTime after startTime, not in the future, at most 90 days:
  * DAPI_PARAM_INVALID naming the field), then the draft and its subjects as create-rule and
- * bind-rule check them (velocity's checkDraft).
+ * bind-rule check them (velocity's checkDraft), then the partner's unfinished backtests: at most
+ * BACKTEST_MAX_PENDING_PER_PARTNER PENDING or RUNNING (SYS_RATE_LIMITED, nothing written), counted
+ * and inserted under a per-partner lock so concurrent starts, on any instance, cannot pass it.
  */
 export async function startBacktest(deps: BacktestDeps, partnerId: string, input: BacktestInput): Promise<BacktestView> {
   const now = new Date(deps.clock.now());
@@ -69,6 +75,16 @@ export async function startBacktest(deps: BacktestDeps, partnerId: string, input
   await deps.db.tx(async (q) => {
     const draft = await checkDraft(deps, q, partnerId, { rule: input.rule, bindings: input.bindings });
     const mode = input.mode ?? 'COMBINED';
+    // Issue 31 section 3: the one worker runs every partner's backtests in turn; a cap per partner keeps
+    // one partner's queue from delaying the others'. Counted under the lock, inserted before it is released.
+    await lockPartnerBacktestStarts(q, partnerId);
+    const max = deps.config.backtestMaxPendingPerPartner;
+    const unfinished = await countUnfinishedBacktests(q, partnerId);
+    if (unfinished >= max) {
+      throw new ApiError('SYS_RATE_LIMITED',
+        `You already have ${unfinished} backtests pending or running (at most ${max}); wait for one to finish (backtest-detail shows its progress), then start another`,
+        { headers: { 'retry-after': String(BACKTEST_RETRY_AFTER_SECONDS) } });
+    }
     await insertBacktest(q, {
       backtestId, partnerId, organizationId: draft.organizationId, request: input, draft: draft.document,
       cardIds: draft.cardIds, employeeIds: draft.employeeIds, contextEmployeeIds: mode === 'COMBINED' ? draft.holderIds : [],

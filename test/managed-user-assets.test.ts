@@ -254,6 +254,13 @@ describe('managed-balance user assets (issue 11)', () => {
     // An asset without a rate cannot be converted.
     const norate = `N${randomBytes(3).toString('hex').toUpperCase()}`;
     await svc.admin.upsertAsset({ asset: norate, network: 'X', logo: 'https://example.test/n.svg', scale: 8, usdPegged: false, status: 'ACTIVE' });
+    // An asset's decimals can be raised, never lowered (review of 2026-11-27): a balance of 1.2345 in a
+    // 6-decimal asset lowered to 3 could never be debited of its last 0.0005.
+    await expectCode(svc.admin.upsertAsset({ asset: norate, network: 'X', logo: 'https://example.test/other.svg', scale: 7, usdPegged: false, status: 'ACTIVE' }), 'DAPI_PARAM_INVALID', 'scale');
+    const kept = (await svc.admin.call<Array<{ asset: string; scale: number; logo: string }>>('GET', '/internal/admin/v1/assets')).find((a) => a.asset === norate);
+    assert.deepEqual([kept?.scale, kept?.logo], [8, 'https://example.test/n.svg'], 'the refused update changed nothing');
+    await svc.admin.upsertAsset({ asset: norate, network: 'X', logo: 'https://example.test/n.svg', scale: 9, usdPegged: false, status: 'ACTIVE' });
+    await svc.admin.upsertAsset({ asset: norate, network: 'X', logo: 'https://example.test/n.svg', scale: 9, usdPegged: false, status: 'ACTIVE' });
     await expectCode(client.userAssets.convert({ externalTranId: tid(), externalUserId: user, fromAsset: 'USDT', toAsset: norate, amount: decimal('1') }), 'CONVERSION_NOT_AVAILABLE');
     // A new asset shows in every balance list at once (the list is not hard-coded).
     assert.ok((await client.userAssets.balance(uid())).some((b) => b.asset === norate));

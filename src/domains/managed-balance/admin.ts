@@ -41,7 +41,9 @@ export async function upsertAsset(deps: AdminDeps, input: AssetInput) {
     if (input.scale < CORPORATE_SCALE) throw paramInvalid('scale', `a USD-pegged asset converts 1:1 and carries at least the ${CORPORATE_SCALE} decimals of USD`);
     usdRate = '1';
   }
-  await upsertAssetRow(deps.db, { ...input, usdRate, sortOrder: input.sortOrder ?? 100, now: new Date(deps.clock.now()) });
+  if (!await upsertAssetRow(deps.db, { ...input, usdRate, sortOrder: input.sortOrder ?? 100, now: new Date(deps.clock.now()) })) {
+    throw paramInvalid('scale', `the decimals of ${input.asset} can be raised, never lowered: balances and holds in it may carry its current decimals`);
+  }
   return assetList(deps);
 }
 

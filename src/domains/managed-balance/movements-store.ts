@@ -128,15 +128,24 @@ export interface AssetUpsert {
   now: Date;
 }
 
-export async function upsertAssetRow(q: Queryable, a: AssetUpsert): Promise<void> {
-  await q.query(
+/**
+ * Creates or updates an asset; false (nothing written) when the update would lower its scale. The
+ * decimals of an asset can be raised, never lowered: balances, holds and records in it may carry its
+ * current decimals, which a lower scale would leave beyond every debit (review of 2026-11-27). Decided
+ * on the row the statement locks, so no concurrent update slips between a check and the write.
+ */
+export async function upsertAssetRow(q: Queryable, a: AssetUpsert): Promise<boolean> {
+  const rows = await q.query(
     `INSERT INTO assets (asset, network, logo, scale, usd_pegged, usd_rate, status, sort_order, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, $8, $9, $9)
      ON CONFLICT (asset) DO UPDATE SET network = excluded.network, logo = excluded.logo, scale = excluded.scale,
        usd_pegged = excluded.usd_pegged, usd_rate = excluded.usd_rate, status = excluded.status, sort_order = excluded.sort_order,
-       updated_at = excluded.updated_at`,
+       updated_at = excluded.updated_at
+     WHERE assets.scale <= excluded.scale
+     RETURNING asset`,
     [a.asset, a.network, a.logo, a.scale, a.usdPegged, a.usdRate, a.status, a.sortOrder, a.now],
   );
+  return rows.length === 1;
 }
 
 export async function addUserRestrictions(q: Queryable, userId: string, codes: string[], remark: string | null, now: Date): Promise<void> {

@@ -15,7 +15,7 @@
  * compares the requests byte for byte with `ProtobufTraceSerializer.serializeRequest` of the same spans,
  * so an SDK upgrade that changes its encoding fails there.
  */
-import type { HrTime } from '@opentelemetry/api';
+import type { HrTime, SpanContext } from '@opentelemetry/api';
 import { ProtobufWriter } from '@opentelemetry/otlp-transformer/build/src/common/protobuf/protobuf-writer.js';
 import { writeAttributes, writeHrTimeAsFixed64, writeInstrumentationScope, writeResource } from '@opentelemetry/otlp-transformer/build/src/common/protobuf/common-serializer.js';
 import { hexToBinary } from '@opentelemetry/otlp-transformer/build/src/common/hex-to-binary.js';
@@ -42,6 +42,19 @@ function writeStatus(w: ProtobufWriter, status: ReadableSpan['status']): void {
   w.finishLengthDelimited(start, w.pos - from);
 }
 
+/** trace_id (1), span_id (2) and trace_state (3) when set: the first fields of a Span and of a Span.Link alike. */
+function writeContext(w: ProtobufWriter, ctx: SpanContext): void {
+  w.writeTag(1, 2);
+  w.writeBytes(hexToBinary(ctx.traceId));
+  w.writeTag(2, 2);
+  w.writeBytes(hexToBinary(ctx.spanId));
+  const state = ctx.traceState?.serialize();
+  if (state) {
+    w.writeTag(3, 2);
+    w.writeString(state);
+  }
+}
+
 function writeEvent(w: ProtobufWriter, event: ReadableSpan['events'][number]): void {
   const start = w.startLengthDelimited();
   const from = w.pos;
@@ -59,15 +72,7 @@ function writeLink(w: ProtobufWriter, link: ReadableSpan['links'][number]): void
   const start = w.startLengthDelimited();
   const from = w.pos;
   const linked = link.context;
-  w.writeTag(1, 2);
-  w.writeBytes(hexToBinary(linked.traceId));
-  w.writeTag(2, 2);
-  w.writeBytes(hexToBinary(linked.spanId));
-  const state = linked.traceState?.serialize();
-  if (state) {
-    w.writeTag(3, 2);
-    w.writeString(state);
-  }
+  writeContext(w, linked);
   if (link.attributes) writeAttributes(w, link.attributes, 4);
   w.writeTag(5, 0);
   w.writeVarint(link.droppedAttributesCount || 0);
@@ -81,15 +86,7 @@ export function writeSpan(w: ProtobufWriter, span: ReadableSpan): void {
   const start = w.startLengthDelimited();
   const from = w.pos;
   const ctx = span.spanContext();
-  w.writeTag(1, 2);
-  w.writeBytes(hexToBinary(ctx.traceId));
-  w.writeTag(2, 2);
-  w.writeBytes(hexToBinary(ctx.spanId));
-  const state = ctx.traceState?.serialize();
-  if (state) {
-    w.writeTag(3, 2);
-    w.writeString(state);
-  }
+  writeContext(w, ctx);
   const parent = span.parentSpanContext;
   if (parent?.spanId) {
     w.writeTag(4, 2);

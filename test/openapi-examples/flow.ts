@@ -88,7 +88,7 @@ const STEPS: Record<string, (w: World) => Promise<Request> | Request> = {
   },
   'POST /open-api-corp/customer/v1/terminate': async (w) => ({ body: { customerId: await freshCustomer(w, true), remark: 'left the company' } }),
   'POST /card/v2/send-verification-code': (w) => ({ body: { externalUserId: w.values.externalUserId, cardId: w.values.consumerCardId, channel: 'EMAIL' } }),
-  'POST /internal/admin/v1/assets': (w) => ({ body: { asset: 'USDC', network: 'ETH', logo: 'https://assets.example/usdc.png', scale: 6, usdPegged: true, status: 'ACTIVE', sortOrder: 2 } }),
+  'POST /internal/admin/v1/assets': (w) => ({ body: { asset: 'PYUSD', network: 'ETH', logo: 'https://assets.example/pyusd.png', scale: 6, usdPegged: true, status: 'ACTIVE', sortOrder: 4 } }),
   'POST /internal/admin/v1/card-profiles': (w) => ({ body: {
     cardProfileId: unique('acme-visa'), partnerId: w.values.partnerId, profileName: 'Acme VISA virtual', cardNetwork: 'VISA', cardForm: 'VIRTUAL',
     balanceMode: 'SHARED', settlementCurrencies: ['USD'], bin: '462270', status: 'ACTIVE',

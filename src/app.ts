@@ -432,11 +432,14 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   });
   // Where each connection without `since` starts, fixed before its upgrade is answered (PushHub.position).
   const pushFrom = new WeakMap<FastifyRequest, string>();
+  /** When each upgrade request reached its checks (its access line's duration; onResponse does not run for it). */
+  const pushStartedAt = new WeakMap<FastifyRequest, number>();
   app.route({
     method: 'GET',
     url: '/card/v1/ws',
     schema: { hide: true },
     preValidation: async (req: FastifyRequest) => {
+      pushStartedAt.set(req, performance.now());
       await limits.refuseWhenExceeded('preAuth', req);
       await pushHook(req);
       const query = req.query as Record<string, unknown>;
@@ -460,6 +463,12 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
         .send(stringifyJson(errorEnvelope('SYS_NOT_FOUND', 'GET /card/v1/ws is a WebSocket: connect with a WebSocket client (Upgrade: websocket)', null)));
     },
     wsHandler: (socket, req) => {
+      // An upgrade is answered by the WebSocket library (the reply is hijacked), so onResponse never runs:
+      // its access line and SERVER span end here, with the 101 it was answered (path only: a browser's
+      // signature values travel in the query).
+      const ms = Math.round((performance.now() - (pushStartedAt.get(req) ?? performance.now())) * 10) / 10;
+      endServerSpan(req.raw, '/card/v1/ws', 101, undefined);
+      (req.log as unknown as RequestLogger).access('GET', '/card/v1/ws', 101, ms, req.partner?.partnerId, req.ip);
       const query = req.query as { since?: string; externalUserId?: string };
       const row = authenticatedRow(req.partner!);
       const grant: PushGrant | undefined = row ? { partnerId: row.partnerId, apiKey: row.apiKey, ip: req.ip, credential: row.secretKeyEnc ?? '' } : undefined;

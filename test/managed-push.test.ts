@@ -172,6 +172,13 @@ describe('real-time push /card/v1/ws (issue 11, D39)', () => {
     const ts2 = String(a.clock.now());
     const query = new URLSearchParams({ 'x-dapi-api-key': partner.apiKey!, 'x-dapi-timestamp': ts2, 'x-dapi-nonce': '67890', 'x-dapi-sign': sign(ts2, '67890') });
     assert.equal(await attempt(`${url}?${query}`, {}), 'open');
+    // Each opened connection has its access line (answered 101), with the path only: a browser's signature
+    // values in the query are not logged (review of 2026-11-27: upgrades wrote no access line).
+    const opened = a.logs.flatMap((l) => l.split('\n')).filter(Boolean).map((l) => JSON.parse(l) as { url?: string; statusCode?: number; partnerId?: string })
+      .filter((l) => l.url === '/card/v1/ws' && l.statusCode === 101);
+    assert.ok(opened.length >= 2, `access lines of the two opened connections: ${opened.length}`);
+    assert.ok(opened.every((l) => l.partnerId === partner.partnerId));
+    assert.ok(!a.logs.some((l) => l.includes(sign(ts2, '67890'))), 'no signature in the logs');
     const badSince = new URLSearchParams({ 'x-dapi-api-key': partner.apiKey!, 'x-dapi-timestamp': ts2, 'x-dapi-nonce': '67891', 'x-dapi-sign': sign(ts2, '67891'), since: '-1' });
     const refused = await attempt(`${url}?${badSince}`, {});
     assert.notEqual(refused, 'open');

@@ -58,7 +58,7 @@ import { authenticatedRow, PartnerAuthenticator, PartnerCache, partnerRoutes } f
 import { ipAllowed } from './platform/http/ip.ts';
 import { consumerCardRoutes, consumerUpgradeFees, findAsset, PushHub, qrPaymentRoutes, userAssetRoutes, type PushGrant } from './domains/managed-balance/index.ts';
 import websocket from '@fastify/websocket';
-import { takeOnlyWebSocketUpgrades } from './platform/http/upgrades.ts';
+import { isWebSocketUpgrade, takeOnlyWebSocketUpgrades } from './platform/http/upgrades.ts';
 import { sandboxRoutes } from './domains/sandbox/index.ts';
 import { scheduleTimeZone, velocityRoutes } from './domains/velocity/index.ts';
 import { OperatorGate, operatorRoutes } from './domains/operators/index.ts';
@@ -452,7 +452,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       pushFrom.set(req, await pushHub.position());
       // D39: at most PUSH_MAX_CONNECTIONS_PER_PARTNER open connections per partner on this instance
       // (a request that asks no upgrade is answered 404 and holds nothing).
-      if (req.headers.upgrade?.toLowerCase() === 'websocket' && !pushHub.admit(req.partner!.partnerId, req.raw.socket)) {
+      if (isWebSocketUpgrade(req.raw) && !pushHub.admit(req.partner!.partnerId, req.raw.socket)) {
         throw new ApiError('SYS_RATE_LIMITED', `Too many open push connections for this partner (at most ${config.pushMaxConnectionsPerPartner} on one instance); close one or retry later`,
           { headers: { 'retry-after': '5' } });
       }

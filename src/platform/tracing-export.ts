@@ -82,7 +82,7 @@ function writeLink(w: ProtobufWriter, link: ReadableSpan['links'][number]): void
 }
 
 /** One `Span` message, length-delimited (its length, then its fields), as the SDK's serializer writes it. */
-export function writeSpan(w: ProtobufWriter, span: ReadableSpan): void {
+function writeSpan(w: ProtobufWriter, span: ReadableSpan): void {
   const start = w.startLengthDelimited();
   const from = w.pos;
   const ctx = span.spanContext();
@@ -212,7 +212,7 @@ function readVarint(bytes: Uint8Array, at: { pos: number }): number {
 }
 
 /** The spans of a chunk, in order (their entries are views of the chunk's bytes). */
-export function readChunk(bytes: Uint8Array): ChunkSpan[] {
+function readChunk(bytes: Uint8Array): ChunkSpan[] {
   const spans: ChunkSpan[] = [];
   const at = { pos: 0 };
   while (at.pos < bytes.length) {

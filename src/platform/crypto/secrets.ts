@@ -38,7 +38,6 @@ function randomHex(bytes: number): string {
   return hex;
 }
 
-/** 5.3: lowercase hex HMAC-SHA256 keyed with the UTF-8 bytes of the secret key (D6). */
 /**
  * The 5.2 nonce of the next request this process signs (a webhook): an integer in [10000, 99999],
  * taken in turn from a random start, so no two among 90,000 share one (a partner that refuses a
@@ -50,6 +49,7 @@ export function nextNonce(): string {
   return String(10_000 + nonceCursor);
 }
 
+/** 5.3: lowercase hex HMAC-SHA256 keyed with the UTF-8 bytes of the secret key (D6). */
 export function hmacSha256Hex(secretKey: string, message: string | Buffer): string {
   return createHmac('sha256', Buffer.from(secretKey, 'utf8')).update(message).digest('hex');
 }

@@ -21,13 +21,18 @@ const OFFER_FIELDS = new Set(['upgrade', 'http2-settings']);
 
 export function takeOnlyWebSocketUpgrades(server: Server, webSocketUpgrades: EventEmitter): void {
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if ((req.headers.upgrade ?? '').trim().toLowerCase() === 'websocket') {
+    if (isWebSocketUpgrade(req)) {
       webSocketUpgrades.emit('upgrade', req, socket, head);
       return;
     }
     socket.unshift(Buffer.concat([Buffer.from(requestHeadWithoutUpgrade(req), 'latin1'), head]));
     server.emit('connection', socket);
   });
+}
+
+/** Whether a request asks to become a WebSocket (`Upgrade: websocket`), the one upgrade this service takes. */
+export function isWebSocketUpgrade(req: Pick<IncomingMessage, 'headers'>): boolean {
+  return (req.headers.upgrade ?? '').trim().toLowerCase() === 'websocket';
 }
 
 /** The request line and fields as received (Node keeps field bytes as latin1), without the offer. */

@@ -36,6 +36,7 @@ export const DATABASE_FUNCTIONS: readonly string[] = [
   'authorization/sql/card_transaction_json.sql',
   'authorization/sql/card_transaction_event.sql',
   'authorization/sql/card_authorize.sql',
+  'authorization/sql/card_authorize_batch.sql',
   'authorization/sql/velocity_backtest_tally.sql',
   'authorization/sql/velocity_backtest_step.sql',
   'managed-balance/sql/asset_movement_json.sql',

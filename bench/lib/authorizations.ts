@@ -274,10 +274,10 @@ function postgresCpuMs(): number {
 }
 
 /** TPC-B (or `script`'s) transactions per second, and the PostgreSQL CPU per transaction beside it. */
-export function pgbenchTps(durationS: number, script: string[] = [], db = PGBENCH_DB): { tps: number; postgresCpuMsPerTx: number; machineCpuMsPerTx: number } {
+export function pgbenchTps(durationS: number, script: string[] = [], db = PGBENCH_DB, clients = CONNECTIONS): { tps: number; postgresCpuMsPerTx: number; machineCpuMsPerTx: number } {
   const cpuBefore = postgresCpuMs();
   const machineBefore = machineCpuMs();
-  const out = pgbench(['-M', 'prepared', '-c', String(CONNECTIONS), '-j', '2', '-T', String(durationS), ...script, db]);
+  const out = pgbench(['-M', 'prepared', '-c', String(clients), '-j', String(Math.min(2, clients)), '-T', String(durationS), ...script, db]);
   const cpu = postgresCpuMs() - cpuBefore;
   const machine = machineCpuMs() - machineBefore;
   const m = /tps = ([\d.]+) \(without initial connection time\)/.exec(out) ?? /tps = ([\d.]+)/.exec(out);
@@ -296,6 +296,34 @@ export function cardAuthorizeScript(world: World, dir: string): string {
     `\\set i random(1, ${world.cardIds.length})`,
     '\\set r random(1, 999999999999999)',
     `SELECT a.outcome FROM card_authorize(:partner, (ARRAY[${world.cardIds.map((id) => `'${id}'`).join(',')}]::text[])[:i], 'SANDBOX', 'pgb' || :r, false, 1.00, 'USD', NULL, NULL, 'Bench shop', '5411', 'SG', 'POS', now(), now(), '{PAYMENT_FROZEN,ACCOUNT_FROZEN}'::text[], 'pbt' || :r, 'pbo' || :r, 'pbp' || :r, 'pbe' || :r, 'pbf' || :r, now() + interval '30 days') a;`,
+    '',
+  ].join('\n'));
+  return script;
+}
+
+/**
+ * The pgbench script of `card_authorize_batch` (issue 34): `size` authorizations of 1.00 USD in one
+ * call, on consecutive cards of the world's list (so on different companies, as the bench's requests
+ * go), fresh ids, as the service's authorization lane sends them.
+ */
+export function cardAuthorizeBatchScript(world: World, dir: string, size: number): string {
+  const script = path.join(dir, `card-authorize-batch-${size}.sql`);
+  const n = world.cardIds.length;
+  const same = (value: string) => `array_fill(${value}, ARRAY[${size}])`;
+  const ids = (prefix: string) => `(SELECT array_agg('${prefix}' || :r || '_' || g ORDER BY g) FROM generate_series(1, ${size}) g)`;
+  writeFileSync(script, [
+    `\\set i random(0, ${n - 1})`,
+    '\\set r random(1, 999999999999999)',
+    `SELECT count(*) FROM card_authorize_batch(p_partner_id => ${same(':partner::text')}, ` +
+      `p_card_id => (SELECT array_agg(c[1 + ((:i + g) % ${n})] ORDER BY g) FROM (SELECT ARRAY[${world.cardIds.map((id) => `'${id}'`).join(',')}]::text[] AS c) s, generate_series(0, ${size - 1}) g), ` +
+      `p_source => ${same("'SANDBOX'::text")}, p_network_id => ${ids('pgb')}, p_replay_guard => ${same('false')}, ` +
+      `p_amount => ${same('1.00::numeric')}, p_currency => ${same("'USD'::text")}, p_billing_amount => ${same('NULL::numeric')}, ` +
+      `p_billing_currency => ${same('NULL::text')}, p_merchant_name => ${same("'Bench shop'::text")}, p_mcc => ${same("'5411'::text")}, ` +
+      `p_country => ${same("'SG'::text")}, p_channel => ${same("'POS'::text")}, p_now => ${same('now()')}, p_transaction_time => ${same('now()')}, ` +
+      `p_blockers => '{PAYMENT_FROZEN,ACCOUNT_FROZEN}'::text[], p_trans_id => ${ids('pbt')}, p_outstanding_id => ${ids('pbo')}, ` +
+      `p_posting_id => ${ids('pbp')}, p_event_id => ${ids('pbe')}, p_alert_event_id => ${ids('pbf')}, ` +
+      `p_expiry_due_at => ${same("now() + interval '30 days'")}, p_decision_token => ${same('NULL::text')}, ` +
+      `p_default_deadline_ms => ${same('2000')}, p_decision_grace_ms => ${same('5000')});`,
     '',
   ].join('\n'));
   return script;

@@ -30,7 +30,7 @@ import { findAccount, findAccountById, getOrCreateAccount, post, type EntryInput
 import { CAPABILITY_BLOCKERS, isIsoCountry } from '../organizations/index.ts';
 import { releaseUsage } from '../velocity/index.ts';
 import {
-  authorizeInDb, dueHoldsBacklog, findAuthorization, leaseDueHolds, lockLeasedHold, releaseHoldLease, findTransactionJson, insertSettlement, listTransactions as listTransactionRows,
+  dueHoldsBacklog, findAuthorization, leaseDueHolds, lockLeasedHold, releaseHoldLease, findTransactionJson, insertSettlement, listTransactions as listTransactionRows,
   lockAuthorization, lockNetworkMessage, resolveTransactionIds, transactionJsonByNetworkId, updateAuthorization,
   type ExpiringHold, type Source, type TransactionRow,
 } from './store.ts';
@@ -38,6 +38,7 @@ import { runJobOnce, type JobDefinition, type JobLog } from '../../platform/jobs
 import { inSpan, traceHere } from '../../platform/tracing.ts';
 import type { TransactionView } from './schemas.ts';
 import { approveEverything, awaitDecision, DECISION_GRACE_MS, decideAfterHold, type PartnerDecisionStage } from './decision.ts';
+import { authorizeInLane } from './lane.ts';
 
 /** D34: holds not cleared in 30 days expire. */
 export const HOLD_EXPIRY_MS = 30 * 24 * 60 * 60 * 1000;
@@ -142,7 +143,7 @@ export async function authorize(deps: AuthorizationDeps, input: AuthorizationInp
   // This request's claim on the partner decision, should the approval be forwarded (issue 26).
   const decisionToken = randomUUID();
   // One span for the checks card_authorize runs in one call: card, status, capabilities, velocity, funds (issue 27).
-  const result = await inSpan('authorization.checks', () => authorizeInDb(deps.db, {
+  const result = await inSpan('authorization.checks', () => authorizeInLane(deps.db, {
     partnerId: input.partnerId,
     cardId: input.cardId,
     source: input.source,

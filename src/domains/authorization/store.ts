@@ -1,4 +1,5 @@
 import type { Queryable } from '../../platform/db/db.ts';
+import { invariant } from '../../platform/errors.ts';
 
 /**
  * SQL of the authorization engine. The authorization itself is one call of the database function
@@ -100,6 +101,42 @@ const AUTHORIZE_SQL = `SELECT outcome, body, answer_partner AS "partnerId", stan
 export async function authorizeInDb(q: Queryable, a: AuthorizeRow): Promise<AuthorizeResult> {
   const rows = await q.query<AuthorizeResult>(AUTHORIZE_SQL, AUTHORIZE_FIELDS.map((f) => a[f]));
   return rows[0];
+}
+
+/**
+ * card_authorize_batch's parameters (sql/card_authorize_batch.sql): card_authorize's, each as an
+ * array with one element per authorization (position k is authorization k), but the blockers, which
+ * are the batch's. Dates go as ISO strings: both drivers then send the same text.
+ */
+const BATCH_ARRAY_TYPES: Record<keyof AuthorizeRow, string> = {
+  partnerId: 'text', cardId: 'text', source: 'text', networkTransactionId: 'text', replayGuard: 'boolean',
+  amount: 'numeric', currency: 'text', billingAmount: 'numeric', billingCurrency: 'text', merchantName: 'text', mcc: 'text',
+  merchantCountry: 'text', channel: 'text', now: 'timestamptz', transactionTime: 'timestamptz', blockers: 'text',
+  transId: 'text', outstandingTransactionId: 'text', postingId: 'text', eventId: 'text', alertEventId: 'text',
+  expiryDueAt: 'timestamptz', decisionToken: 'text', defaultDeadlineMs: 'integer', decisionGraceMs: 'integer',
+};
+const AUTHORIZE_BATCH_SQL = `SELECT item, outcome, body, answer_partner AS "partnerId", stand_in AS "standIn", deadline_ms AS "deadlineMs"
+  FROM card_authorize_batch(${AUTHORIZE_FIELDS.map((f, i) => `${CARD_AUTHORIZE_PARAMS[f][0]} => $${i + 1}::${BATCH_ARRAY_TYPES[f]}[]`).join(', ')})`;
+
+/**
+ * Several authorizations in one call and one commit, each decided by card_authorize as alone; the
+ * results in the order of `items`. They must share their blockers. Any error rolls them all back.
+ */
+export async function authorizeBatchInDb(q: Queryable, items: readonly AuthorizeRow[]): Promise<AuthorizeResult[]> {
+  const blockers = items[0].blockers;
+  invariant(items.every((a) => a.blockers === blockers || a.blockers.join() === blockers.join()), 'a batch of authorizations shares its blockers');
+  const params = AUTHORIZE_FIELDS.map((f) => (f === 'blockers' ? blockers : items.map((a) => {
+    const v = a[f];
+    return v instanceof Date ? v.toISOString() : v;
+  })));
+  const rows = await q.query<AuthorizeResult & { item: number }>(AUTHORIZE_BATCH_SQL, params);
+  invariant(rows.length === items.length, `card_authorize_batch answered ${rows.length} of ${items.length} authorizations`);
+  const results = new Array<AuthorizeResult>(items.length);
+  for (const { item, ...result } of rows) {
+    invariant(Number.isInteger(item) && item >= 1 && item <= items.length && results[item - 1] === undefined, `card_authorize_batch answered item ${item} wrongly`);
+    results[item - 1] = result;
+  }
+  return results;
 }
 
 // ---- Awaited partner decisions (issue 26, migration 089) ----

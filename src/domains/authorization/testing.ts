@@ -3,7 +3,7 @@
  * (index.ts), which exports only what other domains and the top level use. Production code never
  * imports this file (test/architecture-boundaries.test.ts).
  */
-export { expireHolds, HOLD_EXPIRY_MS } from './service.ts';
+export { authorize, expireHolds, HOLD_EXPIRY_MS } from './service.ts';
 export { recoverDecisions, DECISION_GRACE_MS, type PartnerExchange } from './decision.ts';
 
 import type { Clock } from '../../platform/clock.ts';

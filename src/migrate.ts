@@ -41,6 +41,7 @@ export const DATABASE_FUNCTIONS: readonly string[] = [
   'authorization/sql/velocity_backtest_step.sql',
   'managed-balance/sql/asset_movement_json.sql',
   'managed-balance/sql/user_asset_move.sql',
+  'managed-balance/sql/user_asset_move_batch.sql',
   'managed-balance/sql/qr_payment_json.sql',
   'managed-balance/sql/user_stream_card_transactions.sql',
   'managed-balance/sql/user_stream_qr_payments.sql',

@@ -1,4 +1,6 @@
-import type { Queryable } from '../../platform/db/db.ts';
+import type { Db, Queryable } from '../../platform/db/db.ts';
+import { DbLane } from '../../platform/db/lane.ts';
+import { invariant } from '../../platform/errors.ts';
 
 /** Asset movements (2.4): SQL of the credit/debit call, conversion rows and the reads. */
 
@@ -30,7 +32,7 @@ const CONCURRENT_DUPLICATE = 'CS409';
  * refusal writes nothing: the function decides it before its first write, or raises, which undoes
  * the call (an autocommit statement) and is answered here as DUPLICATE.
  */
-export async function moveInDb(q: Queryable, m: MoveRow): Promise<{ outcome: MoveOutcome; body: string }> {
+async function moveInDb(q: Queryable, m: MoveRow): Promise<{ outcome: MoveOutcome; body: string }> {
   try {
     const rows = await q.query<{ outcome: MoveOutcome; body: string }>(
       `SELECT outcome, body FROM user_asset_move($1, $2, $3, $4, $5, $6, $7, $8::numeric, $9, $10::text[], $11, $12, $13, $14, $15)`,
@@ -42,6 +44,50 @@ export async function moveInDb(q: Queryable, m: MoveRow): Promise<{ outcome: Mov
     if ((err as { code?: string }).code === CONCURRENT_DUPLICATE) return { outcome: 'DUPLICATE', body: m.externalTranId };
     throw err;
   }
+}
+
+/**
+ * Several credits or debits of one direction in one call and one commit (user_asset_move_batch,
+ * sql/user_asset_move_batch.sql), each decided by user_asset_move as alone; the results in the order
+ * of `moves`. Any error rolls them all back (a concurrent copy's CS409 included).
+ */
+async function moveBatchInDb(q: Queryable, moves: readonly MoveRow[]): Promise<{ outcome: MoveOutcome; body: string }[]> {
+  const blockers = moves[0].blockers;
+  invariant(moves.every((m) => m.blockers.join() === blockers.join()), 'a batch of movements shares its blockers');
+  const col = <K extends keyof MoveRow>(k: K) => moves.map((m) => m[k]);
+  const rows = await q.query<{ item: number; outcome: MoveOutcome; body: string }>(
+    `SELECT item, outcome, body FROM user_asset_move_batch($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+       $8::numeric[], $9::text[], $10::text[], $11::timestamptz[], $12::text[], $13::text[], $14::text[], $15::text[])`,
+    [col('partnerId'), col('externalUserId'), col('newUserId'), col('externalTranId'), col('type'), col('direction'), col('asset'),
+      col('amount'), col('remark'), blockers, moves.map((m) => m.now.toISOString()), col('movementId'), col('postingId'),
+      col('newAccountId'), col('newContraId')],
+  );
+  invariant(rows.length === moves.length, `user_asset_move_batch answered ${rows.length} of ${moves.length} movements`);
+  const results = new Array<{ outcome: MoveOutcome; body: string }>(moves.length);
+  for (const { item, outcome, body } of rows) {
+    invariant(Number.isInteger(item) && item >= 1 && item <= moves.length && results[item - 1] === undefined, `user_asset_move_batch answered item ${item} wrongly`);
+    results[item - 1] = { outcome, body };
+  }
+  return results;
+}
+
+/** Movements per batch at most: bounds one statement's arrays and how long it holds its users' locks. */
+const MAX_BATCH = 32;
+const lanes = new WeakMap<Db, Record<MoveRow['direction'], DbLane<MoveRow, { outcome: MoveOutcome; body: string }>>>();
+
+/**
+ * One credit or debit through the movement lane of `db` and its direction (src/platform/db/lane.ts,
+ * issue 34): the movements that arrive while the lane's previous call is in the database go together.
+ */
+export function moveInLane(db: Db, m: MoveRow): Promise<{ outcome: MoveOutcome; body: string }> {
+  let byDirection = lanes.get(db);
+  if (byDirection === undefined) {
+    const lane = () => new DbLane<MoveRow, { outcome: MoveOutcome; body: string }>('user_asset', 'Credits and debits',
+      { alone: (row) => moveInDb(db, row), together: (rows) => moveBatchInDb(db, rows) }, MAX_BATCH);
+    byDirection = { CREDIT: lane(), DEBIT: lane() };
+    lanes.set(db, byDirection);
+  }
+  return byDirection[m.direction].run(m);
 }
 
 export interface NewMovementRow {

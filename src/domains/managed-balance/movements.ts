@@ -15,7 +15,7 @@ import { ASSET_MAX_SCALE, atRate, fromDb, parseAmount, toDb, toWire, type Amount
 import { getOrCreateAccount, listAccountsOfOwner, post } from '../ledger/index.ts';
 import { CAPABILITY_BLOCKERS } from '../organizations/index.ts';
 import {
-  externalTranIdUsed, findMovementBody, insertMovement, listMovementBodies, moveInDb, type MoveOutcome,
+  externalTranIdUsed, findMovementBody, insertMovement, listMovementBodies, moveInLane, type MoveOutcome,
 } from './movements-store.ts';
 import { activeAsset, ensureUser, findUser, listAssets, restrictionsOf } from './users.ts';
 
@@ -64,7 +64,7 @@ export async function move(deps: MovementDeps, partnerId: string, direction: 'CR
   const allowed: readonly string[] = direction === 'CREDIT' ? CREDIT_TYPES : DEBIT_TYPES;
   const type = input.type ?? allowed[0];
   if (!allowed.includes(type)) throw paramInvalid('type', `must be one of ${allowed.join(', ')}`);
-  const result = await moveInDb(deps.db, {
+  const result = await moveInLane(deps.db, {
     partnerId,
     externalUserId: input.externalUserId,
     newUserId: newId('mu'),

@@ -19,6 +19,13 @@
 -- are arrays (ledger_post's entries and balance-stream inserts) found their custom plan cheaper and were
 -- planned again on every call: a quarter of the call's machine CPU. The generic plans are the same
 -- index scans (docs/benchmarks.md, issue 34, credits step 1).
+-- The contra account of a user's credits and debits: money outside the service (the partner's treasury),
+-- striped over 16 accounts per partner and asset by the user's id, so concurrent movements of different
+-- users seldom queue on one row. Its owner name; user_asset_move_batch orders a batch by it.
+CREATE OR REPLACE FUNCTION user_funds_stripe(p_user_id text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT 'USER_FUNDS_' || lpad(((hashtext(p_user_id) & 2147483647) % 16)::text, 2, '0')
+$$;
+
 CREATE OR REPLACE FUNCTION user_asset_move(
   p_partner_id text, p_external_user_id text, p_new_user_id text, p_external_tran_id text, p_type text, p_direction text,
   p_asset text, p_amount numeric, p_remark text, p_blockers text[], p_now timestamptz,
@@ -55,6 +62,12 @@ BEGIN
   -- Read only: the user, its restrictions and its account in the asset, which is locked so that
   -- copies of one request for one user serialize here and the later ones find the first one's movement.
   SELECT user_id INTO v_user_id FROM managed_users WHERE partner_id = p_partner_id AND external_user_id = p_external_user_id;
+  -- Lock order (issue 34): the user's contra stripe, then the user's account, as user_asset_move_batch
+  -- orders a batch; so batches and single calls never wait on each other in a cycle. The stripe is
+  -- only locked here when it exists (a refusal writes nothing); its first use creates it below.
+  v_contra_owner := user_funds_stripe(COALESCE(v_user_id, p_new_user_id));
+  SELECT account_id INTO v_contra_id FROM ledger_accounts
+   WHERE partner_id = p_partner_id AND owner_type = 'EXTERNAL' AND owner_id = v_contra_owner AND currency = p_asset FOR UPDATE;
   IF v_user_id IS NOT NULL THEN
     SELECT b.code INTO v_code FROM unnest(p_blockers) WITH ORDINALITY AS b(code, k)
      WHERE EXISTS (SELECT 1 FROM managed_user_restrictions r WHERE r.user_id = v_user_id AND r.code = b.code)
@@ -123,11 +136,17 @@ BEGIN
     RETURN;
   END IF;
 
-  -- Money outside the service (the partner's treasury), striped over 16 accounts per partner and asset.
-  v_contra_owner := 'USER_FUNDS_' || lpad(((hashtext(v_user_id) & 2147483647) % 16)::text, 2, '0');
-  SELECT account_id INTO v_contra_id FROM ledger_accounts
-   WHERE partner_id = p_partner_id AND owner_type = 'EXTERNAL' AND owner_id = v_contra_owner AND currency = p_asset;
-  IF NOT FOUND THEN
+  -- The contra stripe (user_funds_stripe), locked above unless it did not exist yet, or a concurrent
+  -- first use of the user took another id than this call's.
+  IF v_contra_owner IS DISTINCT FROM user_funds_stripe(v_user_id) THEN
+    v_contra_owner := user_funds_stripe(v_user_id);
+    v_contra_id := NULL;
+  END IF;
+  IF v_contra_id IS NULL THEN
+    SELECT account_id INTO v_contra_id FROM ledger_accounts
+     WHERE partner_id = p_partner_id AND owner_type = 'EXTERNAL' AND owner_id = v_contra_owner AND currency = p_asset;
+  END IF;
+  IF v_contra_id IS NULL THEN
     INSERT INTO ledger_accounts (account_id, partner_id, organization_id, owner_type, owner_id, currency, allow_negative, created_at)
       VALUES (p_new_contra_id, p_partner_id, NULL, 'EXTERNAL', v_contra_owner, p_asset, true, p_now)
       ON CONFLICT (partner_id, owner_type, owner_id, currency) DO NOTHING;

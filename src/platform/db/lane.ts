@@ -1,0 +1,86 @@
+/**
+ * A lane of database calls (issue 34): items that arrive while the lane's call is in the database wait
+ * and go together in its next call, one round trip and one commit (`together`); an item that finds the
+ * lane idle goes at once, alone (`alone`). One call per lane is in the database at a time.
+ *
+ * `together` must decide each item exactly as `alone` would, in one statement, so that any error
+ * rolls all of it back. When the database refuses a batch (an item raised, a deadlock), the lane
+ * decides each of its items again, alone, in turn: one failing item fails only its own caller. A lost
+ * connection fails every item of the batch, as it fails a single call: whether the commit happened
+ * is unknown, and deciding again could book an item twice.
+ *
+ * Inside a unit of work an item must join that transaction, so it goes alone at once. Each item keeps
+ * its trace position; a batch's statement is traced under the first item's (a span has one parent).
+ */
+import { counter, histogram } from '../metrics.ts';
+import { traceHere, type TracePosition } from '../tracing.ts';
+import { Batcher } from './batcher.ts';
+import { isDatabaseUnavailable } from './db.ts';
+import { insideUnitOfWork } from './unit-of-work.ts';
+
+export interface LaneCalls<I, O> {
+  /** One item in one call. */
+  alone(item: I): Promise<O>;
+  /** Several items in one statement, each decided as `alone` would; the results in the items' order. */
+  together(items: I[]): Promise<O[]>;
+}
+
+type Settled<O> = { ok: true; result: O } | { ok: false; error: unknown };
+
+interface Waiting<I> {
+  item: I;
+  here: TracePosition;
+}
+
+export class DbLane<I, O> {
+  private readonly batcher: Batcher<Waiting<I>, Settled<O>>;
+  private readonly batchSize;
+  private readonly retries;
+
+  /**
+   * `name` prefixes the lane's metrics: `<name>_batch_size` (items per database call) and
+   * `<name>_batch_retries_total` (batches refused as a whole and decided again one by one).
+   */
+  constructor(name: string, what: string, private readonly calls: LaneCalls<I, O>, maxBatch: number) {
+    this.batchSize = histogram(`${name}_batch_size`, `${what} decided per database call (1: alone)`, [], [1, 2, 4, 8, 16, 32]);
+    this.retries = counter(`${name}_batch_retries_total`,
+      `Batches of ${what.toLowerCase()} the database refused as a whole (a deadlock, an item that raised), decided again one by one`);
+    this.batcher = new Batcher((items) => this.decide(items), { maxBatch, maxInFlight: 1 });
+  }
+
+  async run(item: I): Promise<O> {
+    if (insideUnitOfWork()) return this.calls.alone(item);
+    const settled = await this.batcher.submit({ item, here: traceHere() });
+    if (!settled.ok) throw settled.error;
+    return settled.result;
+  }
+
+  private async alone(w: Waiting<I>): Promise<Settled<O>> {
+    try {
+      return { ok: true, result: await w.here.run(() => this.calls.alone(w.item)) };
+    } catch (error) {
+      return { ok: false, error };
+    }
+  }
+
+  private async decide(batch: Waiting<I>[]): Promise<Settled<O>[]> {
+    this.batchSize.observe(batch.length);
+    if (batch.length === 1) return [await this.alone(batch[0])];
+    try {
+      const results = await batch[0].here.run(() => this.calls.together(batch.map((w) => w.item)));
+      return results.map((result) => ({ ok: true, result }));
+    } catch (error) {
+      if (!refusedByDatabase(error)) return batch.map(() => ({ ok: false, error }));
+      this.retries.inc();
+      const settled: Settled<O>[] = [];
+      for (const w of batch) settled.push(await this.alone(w));
+      return settled;
+    }
+  }
+}
+
+/** An error the database answered for the statement (it rolled back); not a lost or refused connection. */
+function refusedByDatabase(err: unknown): boolean {
+  const e = err as { code?: unknown; severity?: unknown };
+  return err instanceof Error && typeof e.code === 'string' && typeof e.severity === 'string' && !isDatabaseUnavailable(err);
+}

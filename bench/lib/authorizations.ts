@@ -329,6 +329,18 @@ export function cardAuthorizeBatchScript(world: World, dir: string, size: number
   return script;
 }
 
+/** Items decided and database calls made so far by one of the service's lanes (`authorization`, `user_asset`), from its /metrics. */
+export async function laneCalls(service: Service, lane: string): Promise<{ decided: number; calls: number }> {
+  const text = await (await fetch(`${service.base}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+  const value = (name: string) => Number(new RegExp(`^${name} ([\\d.e+]+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { decided: value(`${lane}_batch_size_sum`), calls: value(`${lane}_batch_size_count`) };
+}
+
+/** Items per database call between two laneCalls readings. */
+export function perCall(before: { decided: number; calls: number }, after: { decided: number; calls: number }): string {
+  return ((after.decided - before.decided) / (after.calls - before.calls)).toFixed(1);
+}
+
 export async function freshDatabase(name: string): Promise<string> {
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();

@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
-  ADMIN_TOKEN, buildWorld, cardAuthorizeBatchScript, cardAuthorizeScript, CARDS_PER_COMPANY, COMPANIES, CONNECTIONS, DURATION_S, freshDatabase, line, loadAuthorizations, median, pgbench,
+  buildWorld, laneCalls, perCall, cardAuthorizeBatchScript, cardAuthorizeScript, CARDS_PER_COMPANY, COMPANIES, CONNECTIONS, DURATION_S, freshDatabase, line, loadAuthorizations, median, pgbench,
   costRound, costRounds, printCostSummary, PGBENCH_DB, pgbenchTps, ROUNDS, startService, stopService, type LoadSample, type Service, type World,
 } from '../lib/authorizations.ts';
 
@@ -39,13 +39,6 @@ function authorizeBatchAlone(world: World, durationS: number, dir: string): { pe
   const script = cardAuthorizeBatchScript(world, dir, BATCH_ALONE);
   const t = pgbenchTps(durationS, ['-f', script, '-D', `partner=${world.partnerId}`], BENCH_DB, 1);
   return { perS: t.tps * BATCH_ALONE, postgresCpuMs: t.postgresCpuMsPerTx / BATCH_ALONE, machineCpuMs: t.machineCpuMsPerTx / BATCH_ALONE };
-}
-
-/** Authorizations decided and database calls made so far by the service's lane (its /metrics). */
-async function laneCalls(service: Service): Promise<{ decided: number; calls: number }> {
-  const text = await (await fetch(`${service.base}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
-  const value = (name: string) => Number(/^(\S+) ([\d.e+]+)$/m.exec(text.split('\n').filter((l) => l.startsWith(`${name} `)).join('\n'))?.[2] ?? NaN);
-  return { decided: value('authorization_batch_size_sum'), calls: value('authorization_batch_size_count') };
 }
 
 async function authorizeCallAlone(world: World, durationS: number, dir: string): Promise<{ tps: number; postgresCpuMsPerTx: number; machineCpuMsPerTx: number }> {
@@ -79,11 +72,11 @@ export async function authorizationScenario(): Promise<boolean> {
     const cost = costRounds();
     const batchCpu: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
-      const lane0 = await laneCalls(pgService);
+      const lane0 = await laneCalls(pgService, 'authorization');
       const a = await loadAuthorizations(pgService, pgWorld, DURATION_S);
-      const lane1 = await laneCalls(pgService);
+      const lane1 = await laneCalls(pgService, 'authorization');
       auth.push(a);
-      console.log(`${line(`round ${round} PostgreSQL`, a)}  authorizations per database call ${((lane1.decided - lane0.decided) / (lane1.calls - lane0.calls)).toFixed(1)}`);
+      console.log(`${line(`round ${round} PostgreSQL`, a)}  authorizations per database call ${perCall(lane0, lane1)}`);
       await costRound(cost, round, 'card_authorize alone', () => authorizeCallAlone(pgWorld, DURATION_S, dataDir), pgService, pgWorld, DURATION_S);
       const b = authorizeBatchAlone(pgWorld, DURATION_S, dataDir);
       batchCpu.push(b.machineCpuMs);

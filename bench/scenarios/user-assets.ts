@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AdminClient } from '../../sdk/index.ts';
 import {
-  costRound, costRounds, printCostSummary, freshDatabase, loadAt, median, pgbench, pgbenchTps, startService, stopService, type Service,
+  costRound, costRounds, printCostSummary, freshDatabase, laneCalls, loadAt, perCall, median, pgbench, pgbenchTps, startService, stopService, type Service,
 } from '../lib/authorizations.ts';
 import { signedHeaders } from '../lib/signing.ts';
 
@@ -114,9 +114,11 @@ export async function userAssetScenario(): Promise<boolean> {
     const samples: Sample[] = [];
     const cost = costRounds();
     for (let round = 1; round <= ROUNDS; round++) {
+      const lane0 = await laneCalls(pgService, 'user_asset');
       const s = await loadCredits(pgService, partner, DURATION_S);
+      const lane1 = await laneCalls(pgService, 'user_asset');
       samples.push(s);
-      console.log(line(`round ${round} PostgreSQL`, s));
+      console.log(`${line(`round ${round} PostgreSQL`, s)}  credits per database call ${perCall(lane0, lane1)}`);
       await costRound(cost, round, 'user_asset_move alone', () => databaseCallAlone('cardsvc_bench_assets', partner.partnerId, DURATION_S, dataDir), pgService, partner, DURATION_S);
     }
     await stopService(pgService);

@@ -7,6 +7,7 @@ import { closeTestDatabase, startService, testDatabase, type TestService } from 
 import { fundedCard, fundsOf, purchase, usageOf, type SpendWorld } from './helpers/authorization.ts';
 import { outboxEvents } from './helpers/cards.ts';
 import { delta, scrape } from './helpers/metrics.ts';
+import { injectInsertFaults } from './helpers/faults.ts';
 
 /**
  * Issue 34: authorizations that arrive while a batch is in the database go together in the next one
@@ -16,21 +17,13 @@ import { delta, scrape } from './helpers/metrics.ts';
  */
 describe('authorization batches (issue 34)', () => {
   let svc: TestService;
+  let removeFaults: () => Promise<void>;
   before(async () => {
     svc = await startService();
-    // Test-only faults on the record's insert, by merchant name: a sleep keeps a batch in the
-    // database; an error fails one authorization.
-    await svc.db.exec(`
-      CREATE FUNCTION lane_test_fault() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.merchant_name = 'Lane slow' THEN PERFORM pg_sleep(0.3); END IF;
-        IF NEW.merchant_name = 'Lane fault' THEN RAISE EXCEPTION 'injected fault'; END IF;
-        RETURN NEW;
-      END $$;
-      CREATE TRIGGER lane_test_fault BEFORE INSERT ON card_transactions FOR EACH ROW EXECUTE FUNCTION lane_test_fault();`);
+    removeFaults = await injectInsertFaults(svc.db, 'card_transactions', 'merchant_name', { raise: 'Lane fault', sleep: 'Lane slow' });
   });
   after(async () => {
-    await svc.db.exec('DROP TRIGGER lane_test_fault ON card_transactions; DROP FUNCTION lane_test_fault();');
+    await removeFaults();
     const report = await svc.admin.call<{ ok: boolean; findings: unknown[] }>('GET', '/internal/admin/v1/ledger/audit');
     assert.deepEqual(report.findings, [], 'the ledger audit is clean after the file');
     await svc.close();

@@ -6,6 +6,7 @@ import { move } from '../src/domains/managed-balance/testing.ts';
 import { startService, testDatabase, type TestService } from './helpers/service.ts';
 import { balanceOf, closeWithCleanLedger, creditUser, newTranId, newUserId } from './helpers/managed.ts';
 import { delta, scrape } from './helpers/metrics.ts';
+import { injectInsertFaults } from './helpers/faults.ts';
 
 /**
  * Issue 34: credits and debits that arrive while a call is in the database go together in the next
@@ -16,21 +17,16 @@ describe('credit and debit batches (issue 34)', () => {
   let svc: TestService;
   let partnerId: string;
   let client: CardServiceClient;
+  let removeFaults: () => Promise<void>;
   before(async () => {
     svc = await startService();
     const p = await svc.newPartner();
     partnerId = p.partner.partnerId;
     client = p.client;
-    await svc.db.exec(`
-      CREATE FUNCTION lane_test_fault() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.remark = 'Lane fault' THEN RAISE EXCEPTION 'injected fault'; END IF;
-        RETURN NEW;
-      END $$;
-      CREATE TRIGGER lane_test_fault BEFORE INSERT ON asset_movements FOR EACH ROW EXECUTE FUNCTION lane_test_fault();`);
+    removeFaults = await injectInsertFaults(svc.db, 'asset_movements', 'remark', { raise: 'Lane fault' });
   });
   after(async () => {
-    await svc.db.exec('DROP TRIGGER lane_test_fault ON asset_movements; DROP FUNCTION lane_test_fault();');
+    await removeFaults();
     await closeWithCleanLedger(svc);
   });
 

@@ -1,3 +1,10 @@
+-- The contra account of a user's credits and debits: money outside the service (the partner's treasury),
+-- striped over 16 accounts per partner and asset by the user's id, so concurrent movements of different
+-- users seldom queue on one row. Its owner name; user_asset_move_batch orders a batch by it.
+CREATE OR REPLACE FUNCTION user_funds_stripe(p_user_id text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT 'USER_FUNDS_' || lpad(((hashtext(p_user_id) & 2147483647) % 16)::text, 2, '0')
+$$;
+
 -- user_asset_move: credit and debit of a managed user's asset (4.3, 2.3, 2.4; D33, D35) in one
 -- database call, the hot path of /user-asset/v1/credit and /debit (src/domains/managed-balance/movements.ts).
 --
@@ -19,13 +26,6 @@
 -- are arrays (ledger_post's entries and balance-stream inserts) found their custom plan cheaper and were
 -- planned again on every call: a quarter of the call's machine CPU. The generic plans are the same
 -- index scans (docs/benchmarks.md, issue 34, credits step 1).
--- The contra account of a user's credits and debits: money outside the service (the partner's treasury),
--- striped over 16 accounts per partner and asset by the user's id, so concurrent movements of different
--- users seldom queue on one row. Its owner name; user_asset_move_batch orders a batch by it.
-CREATE OR REPLACE FUNCTION user_funds_stripe(p_user_id text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT 'USER_FUNDS_' || lpad(((hashtext(p_user_id) & 2147483647) % 16)::text, 2, '0')
-$$;
-
 CREATE OR REPLACE FUNCTION user_asset_move(
   p_partner_id text, p_external_user_id text, p_new_user_id text, p_external_tran_id text, p_type text, p_direction text,
   p_asset text, p_amount numeric, p_remark text, p_blockers text[], p_now timestamptz,

@@ -1,5 +1,5 @@
 import type { Db, Queryable } from '../../platform/db/db.ts';
-import { DbLane } from '../../platform/db/lane.ts';
+import { DbLane, laneMetrics } from '../../platform/db/lane.ts';
 import { invariant } from '../../platform/errors.ts';
 
 /** Asset movements (2.4): SQL of the credit/debit call, conversion rows and the reads. */
@@ -73,6 +73,7 @@ async function moveBatchInDb(q: Queryable, moves: readonly MoveRow[]): Promise<{
 
 /** Movements per batch at most: bounds one statement's arrays and how long it holds its users' locks. */
 const MAX_BATCH = 32;
+const laneMetricsOfMoves = laneMetrics('user_asset', 'Credits and debits');
 const lanes = new WeakMap<Db, Record<MoveRow['direction'], DbLane<MoveRow, { outcome: MoveOutcome; body: string }>>>();
 
 /**
@@ -82,8 +83,8 @@ const lanes = new WeakMap<Db, Record<MoveRow['direction'], DbLane<MoveRow, { out
 export function moveInLane(db: Db, m: MoveRow): Promise<{ outcome: MoveOutcome; body: string }> {
   let byDirection = lanes.get(db);
   if (byDirection === undefined) {
-    const lane = () => new DbLane<MoveRow, { outcome: MoveOutcome; body: string }>('user_asset', 'Credits and debits',
-      { alone: (row) => moveInDb(db, row), together: (rows) => moveBatchInDb(db, rows) }, MAX_BATCH);
+    const lane = () => new DbLane<MoveRow, { outcome: MoveOutcome; body: string }>(
+      { alone: (row) => moveInDb(db, row), together: (rows) => moveBatchInDb(db, rows) }, laneMetricsOfMoves, MAX_BATCH);
     byDirection = { CREDIT: lane(), DEBIT: lane() };
     lanes.set(db, byDirection);
   }

@@ -32,19 +32,28 @@ interface Waiting<I> {
   here: TracePosition;
 }
 
+/** A lane's metrics, declared once at module level so that they are exported from the start (alert rules read them). */
+export interface LaneMetrics {
+  batchSize: ReturnType<typeof histogram>;
+  retries: ReturnType<typeof counter>;
+}
+
+/**
+ * `name` prefixes the metrics: `<name>_batch_size` (items per database call) and
+ * `<name>_batch_retries_total` (batches refused as a whole and decided again one by one).
+ */
+export function laneMetrics(name: string, what: string): LaneMetrics {
+  return {
+    batchSize: histogram(`${name}_batch_size`, `${what} decided per database call (1: alone)`, [], [1, 2, 4, 8, 16, 32]),
+    retries: counter(`${name}_batch_retries_total`,
+      `Batches of ${what.toLowerCase()} the database refused as a whole (a deadlock, an item that raised), decided again one by one`),
+  };
+}
+
 export class DbLane<I, O> {
   private readonly batcher: Batcher<Waiting<I>, Settled<O>>;
-  private readonly batchSize;
-  private readonly retries;
 
-  /**
-   * `name` prefixes the lane's metrics: `<name>_batch_size` (items per database call) and
-   * `<name>_batch_retries_total` (batches refused as a whole and decided again one by one).
-   */
-  constructor(name: string, what: string, private readonly calls: LaneCalls<I, O>, maxBatch: number) {
-    this.batchSize = histogram(`${name}_batch_size`, `${what} decided per database call (1: alone)`, [], [1, 2, 4, 8, 16, 32]);
-    this.retries = counter(`${name}_batch_retries_total`,
-      `Batches of ${what.toLowerCase()} the database refused as a whole (a deadlock, an item that raised), decided again one by one`);
+  constructor(private readonly calls: LaneCalls<I, O>, private readonly metrics: LaneMetrics, maxBatch: number) {
     this.batcher = new Batcher((items) => this.decide(items), { maxBatch, maxInFlight: 1 });
   }
 
@@ -64,14 +73,14 @@ export class DbLane<I, O> {
   }
 
   private async decide(batch: Waiting<I>[]): Promise<Settled<O>[]> {
-    this.batchSize.observe(batch.length);
+    this.metrics.batchSize.observe(batch.length);
     if (batch.length === 1) return [await this.alone(batch[0])];
     try {
       const results = await batch[0].here.run(() => this.calls.together(batch.map((w) => w.item)));
       return results.map((result) => ({ ok: true, result }));
     } catch (error) {
       if (!refusedByDatabase(error)) return batch.map(() => ({ ok: false, error }));
-      this.retries.inc();
+      this.metrics.retries.inc();
       const settled: Settled<O>[] = [];
       for (const w of batch) settled.push(await this.alone(w));
       return settled;

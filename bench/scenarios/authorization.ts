@@ -20,13 +20,6 @@ import {
 
 const BENCH_DB = 'cardsvc_bench_auth';
 
-/**
- * The decision function alone, without HTTP and Node: pgbench calls card_authorize (1.00 on one of
- * the world's cards, fresh ids) at the same 8 clients. Shows how much of the end-to-end gap to
- * TPC-B is the database work and how much the HTTP path. The one place the bench reaches into the
- * service's database: it measures that database call itself (its inputs, the world's cards, were
- * made through the API; it reads no table).
- */
 /** Authorizations per card_authorize_batch call in the pgbench line beside the single call. */
 const BATCH_ALONE = 8;
 
@@ -41,6 +34,13 @@ function authorizeBatchAlone(world: World, durationS: number, dir: string): { pe
   return { perS: t.tps * BATCH_ALONE, postgresCpuMs: t.postgresCpuMsPerTx / BATCH_ALONE, machineCpuMs: t.machineCpuMsPerTx / BATCH_ALONE };
 }
 
+/**
+ * The decision function alone, without HTTP and Node: pgbench calls card_authorize (1.00 on one of
+ * the world's cards, fresh ids) at the same 8 clients. Shows how much of the end-to-end gap to
+ * TPC-B is the database work and how much the HTTP path. The one place the bench reaches into the
+ * service's database: it measures that database call itself (its inputs, the world's cards, were
+ * made through the API; it reads no table).
+ */
 async function authorizeCallAlone(world: World, durationS: number, dir: string): Promise<{ tps: number; postgresCpuMsPerTx: number; machineCpuMsPerTx: number }> {
   const script = cardAuthorizeScript(world, dir);
   return pgbenchTps(durationS, ['-f', script, '-D', `partner=${world.partnerId}`], BENCH_DB);

@@ -3,7 +3,8 @@ import { invariant } from '../../platform/errors.ts';
 
 /**
  * SQL of the authorization engine. The authorization itself is one call of the database function
- * card_authorize (src/domains/authorization/sql/card_authorize.sql): one round trip decides and books it.
+ * card_authorize (src/domains/authorization/sql/card_authorize.sql): one round trip decides and books it;
+ * authorizations that arrive together share one call of card_authorize_batch (lane.ts).
  */
 
 export type MessageType = 'AUTHORIZATION' | 'CLEARING' | 'REVERSAL' | 'REFUND';

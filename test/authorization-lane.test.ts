@@ -105,6 +105,41 @@ describe('authorization batches (issue 34)', () => {
     assert.deepEqual(await fundsOf(a), { available: '9.00', pending: '21.00', total: '30.00' });
   });
 
+  it('an authorization waiting on a lock held elsewhere does not hold the lane: the others go on', { skip: !process.env.TEST_DATABASE_URL && 'one connection: the embedded database has no lock held elsewhere' }, async () => {
+    const a = await fundedCard(svc, { funds: '50.00' });
+    const b = await fundedCard(svc, { funds: '50.00' });
+    // A long transaction of another path holds a's pool.
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => { locked = r; });
+    const holder = svc.db.tx(async (q) => {
+      await q.query(`SELECT 1 FROM ledger_accounts WHERE owner_type = 'ORGANIZATION_POOL' AND owner_id = $1 FOR UPDATE`, [a.org.organizationId]);
+      locked();
+      await held;
+    });
+    await isLocked;
+    const before = await scrape(svc.baseUrl);
+    try {
+      const first = together([{ w: a, amount: '1.00' }, { w: b, amount: '1.00' }]);
+      // While a's authorization waits, b's next ones are decided: the lane gave up the wait after its
+      // lock timeout and decides a alone, outside the lane.
+      const within = <T>(p: Promise<T>) => Promise.race([p, new Promise<never>((_, no) => setTimeout(() => no(new Error('the lane is held')), 3000))]);
+      const later = await within(together([{ w: b, amount: '2.00' }, { w: b, amount: '3.00' }]));
+      assert.ok(later.every((t) => !(t instanceof Error) && t.approved));
+      assert.deepEqual(await fundsOf(b), { available: '44.00', pending: '6.00', total: '50.00' });
+      release();
+      const [ofA, ofB] = await first;
+      assert.ok(!(ofA instanceof Error) && ofA.approved && !(ofB instanceof Error) && ofB.approved);
+    } finally {
+      release();
+      await holder;
+    }
+    const after = await scrape(svc.baseUrl);
+    assert.equal(delta(before, after, 'authorization_batch_retries_total'), 1, 'the batch that met the lock was refused once');
+    assert.deepEqual(await fundsOf(a), { available: '49.00', pending: '1.00', total: '50.00' });
+  });
+
   it('batches of two instances on the same companies never wait on each other in a cycle', { skip: !process.env.TEST_DATABASE_URL && 'one connection: the embedded database runs one batch at a time' }, async () => {
     const worlds = [await fundedCard(svc, { funds: '100.00' }), await fundedCard(svc, { funds: '100.00' }), await fundedCard(svc, { funds: '100.00' })];
     const second = await startService({ db: await (await testDatabase()).openAnother(), clock: svc.clock });

@@ -1,8 +1,10 @@
 /**
  * The authorization lane (issue 34, src/platform/db/lane.ts): authorizations that arrive while the
  * previous call is in the database go together in the next one, one call of card_authorize_batch
- * (sql/card_authorize_batch.sql) and one commit; alone, an authorization is one call of card_authorize.
- * Each is decided by card_authorize either way: a batch changes when it is sent, not what is decided.
+ * (sql/card_authorize_batch.sql) and one commit; one that finds the lane idle goes at once, as a batch
+ * of one. card_authorize decides each: a batch changes when it is sent, not what is decided. Refused
+ * (a lock wait past the batch's lock_timeout, an error), the authorizations are decided again alone,
+ * each by one call of card_authorize.
  * A batch decides its authorizations in the order of their funds owner, so batches of several
  * instances never wait on each other in a cycle (docs/authorizations.md).
  */

@@ -4,10 +4,13 @@
  * lane idle goes at once, alone (`alone`). One call per lane is in the database at a time.
  *
  * `together` must decide each item exactly as `alone` would, in one statement, so that any error
- * rolls all of it back. When the database refuses a batch (an item raised, a deadlock), the lane
- * decides each of its items again, alone, in turn: one failing item fails only its own caller. A lost
- * connection fails every item of the batch, as it fails a single call: whether the commit happened
- * is unknown, and deciding again could book an item twice.
+ * rolls all of it back, and must bound its lock waits (lock_timeout), so that an item waiting on a
+ * lock held elsewhere cannot hold every item of the lane behind it. When the database refuses a batch
+ * (an item raised, a lock wait ran out, a deadlock), each of its items is decided again alone by its
+ * own caller, outside the lane, which goes on with the next batch: one failing item fails only its
+ * own caller, and a blocked one waits alone as it would have before the lanes. A lost connection
+ * fails every item of the batch, as it fails a single call: whether the commit happened is unknown,
+ * and deciding again could book an item twice.
  *
  * Inside a unit of work an item must join that transaction, so it goes alone at once. Each item keeps
  * its trace position; a batch's statement is traced under the first item's (a span has one parent).
@@ -19,13 +22,15 @@ import { isDatabaseUnavailable } from './db.ts';
 import { insideUnitOfWork } from './unit-of-work.ts';
 
 export interface LaneCalls<I, O> {
-  /** One item in one call. */
+  /** One item in one call, its lock waits unbounded. */
   alone(item: I): Promise<O>;
-  /** Several items in one statement, each decided as `alone` would; the results in the items' order. */
+  /** Items (one or more) in one statement with bounded lock waits, each decided as `alone` would; the results in the items' order. */
   together(items: I[]): Promise<O[]>;
 }
 
 type Settled<O> = { ok: true; result: O } | { ok: false; error: unknown };
+/** A batch the database refused: each of its items is decided again alone, by its own caller. */
+const RETRY_ALONE = Symbol('retry alone');
 
 interface Waiting<I> {
   item: I;
@@ -46,12 +51,12 @@ export function laneMetrics(name: string, what: string): LaneMetrics {
   return {
     batchSize: histogram(`${name}_batch_size`, `${what} decided per database call (1: alone)`, [], [1, 2, 4, 8, 16, 32]),
     retries: counter(`${name}_batch_retries_total`,
-      `Batches of ${what.toLowerCase()} the database refused as a whole (a deadlock, an item that raised), decided again one by one`),
+      `Batches of ${what.toLowerCase()} the database refused as a whole (a lock wait ran out, an item raised, a deadlock), decided again one by one`),
   };
 }
 
 export class DbLane<I, O> {
-  private readonly batcher: Batcher<Waiting<I>, Settled<O>>;
+  private readonly batcher: Batcher<Waiting<I>, Settled<O> | typeof RETRY_ALONE>;
 
   constructor(private readonly calls: LaneCalls<I, O>, private readonly metrics: LaneMetrics, maxBatch: number) {
     this.batcher = new Batcher((items) => this.decide(items), { maxBatch, maxInFlight: 1 });
@@ -59,31 +64,27 @@ export class DbLane<I, O> {
 
   async run(item: I): Promise<O> {
     if (insideUnitOfWork()) return this.calls.alone(item);
-    const settled = await this.batcher.submit({ item, here: traceHere() });
+    const here = traceHere();
+    const settled = await this.batcher.submit({ item, here });
+    if (settled === RETRY_ALONE) return here.run(() => this.calls.alone(item));
     if (!settled.ok) throw settled.error;
     return settled.result;
   }
 
-  private async alone(w: Waiting<I>): Promise<Settled<O>> {
-    try {
-      return { ok: true, result: await w.here.run(() => this.calls.alone(w.item)) };
-    } catch (error) {
-      return { ok: false, error };
-    }
-  }
-
-  private async decide(batch: Waiting<I>[]): Promise<Settled<O>[]> {
+  /**
+   * One call for the whole batch, a batch of one included: `together` bounds its lock waits (the batch
+   * functions' lock_timeout), so an item that waits on a lock held elsewhere does not hold the lane.
+   * Refused, the items are decided again alone and together, outside the lane, which goes on meanwhile.
+   */
+  private async decide(batch: Waiting<I>[]): Promise<(Settled<O> | typeof RETRY_ALONE)[]> {
     this.metrics.batchSize.observe(batch.length);
-    if (batch.length === 1) return [await this.alone(batch[0])];
     try {
       const results = await batch[0].here.run(() => this.calls.together(batch.map((w) => w.item)));
       return results.map((result) => ({ ok: true, result }));
     } catch (error) {
       if (!refusedByDatabase(error)) return batch.map(() => ({ ok: false, error }));
       this.metrics.retries.inc();
-      const settled: Settled<O>[] = [];
-      for (const w of batch) settled.push(await this.alone(w));
-      return settled;
+      return batch.map(() => RETRY_ALONE);
     }
   }
 }

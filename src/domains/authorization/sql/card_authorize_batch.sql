@@ -13,6 +13,10 @@
 -- cycle: a batch waits, at most, for the one ahead of it on an owner. An unknown card takes no lock but
 -- its message's, and goes first.
 --
+-- Lock waits are bounded (lock_timeout 100 ms): a batch that would wait longer on a lock held elsewhere
+-- (a long transaction of another path) fails, and the lane decides its items again alone, outside the
+-- lane, so the lane never waits longer than that for one owner. The lane sends a batch of one here too.
+--
 -- Any error rolls the whole batch back (one statement): the lane then decides each authorization alone,
 -- so one failing authorization never fails the others.
 -- Returns one row per authorization: (item, outcome, body, answer_partner, stand_in, deadline_ms), item
@@ -24,7 +28,8 @@ CREATE OR REPLACE FUNCTION card_authorize_batch(
   p_now timestamptz[], p_transaction_time timestamptz[], p_blockers text[],
   p_trans_id text[], p_outstanding_id text[], p_posting_id text[], p_event_id text[], p_alert_event_id text[], p_expiry_due_at timestamptz[],
   p_decision_token text[], p_default_deadline_ms integer[], p_decision_grace_ms integer[]
-) RETURNS TABLE (item integer, outcome text, body text, answer_partner text, stand_in text, deadline_ms integer) LANGUAGE plpgsql AS $$
+) RETURNS TABLE (item integer, outcome text, body text, answer_partner text, stand_in text, deadline_ms integer) LANGUAGE plpgsql
+SET lock_timeout = '100ms' AS $$
 DECLARE
   k integer;
   r record;

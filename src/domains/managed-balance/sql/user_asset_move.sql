@@ -62,13 +62,14 @@ BEGIN
   -- Read only: the user, its restrictions and its account in the asset, which is locked so that
   -- copies of one request for one user serialize here and the later ones find the first one's movement.
   SELECT user_id INTO v_user_id FROM managed_users WHERE partner_id = p_partner_id AND external_user_id = p_external_user_id;
-  -- Lock order (issue 34): the user's contra stripe, then the user's account, as user_asset_move_batch
-  -- orders a batch; so batches and single calls never wait on each other in a cycle. The stripe is
-  -- only locked here when it exists (a refusal writes nothing); its first use creates it below.
-  v_contra_owner := user_funds_stripe(COALESCE(v_user_id, p_new_user_id));
-  SELECT account_id INTO v_contra_id FROM ledger_accounts
-   WHERE partner_id = p_partner_id AND owner_type = 'EXTERNAL' AND owner_id = v_contra_owner AND currency = p_asset FOR UPDATE;
   IF v_user_id IS NOT NULL THEN
+    -- Lock order (issue 34): the user's contra stripe, then the user's account, as user_asset_move_batch
+    -- orders a batch; so batches and single calls never wait on each other in a cycle. The stripe is
+    -- only locked here when it exists (a refusal writes nothing); its first use creates it below. A
+    -- new user's stripe is locked once the user is created or found, before its account.
+    v_contra_owner := user_funds_stripe(v_user_id);
+    SELECT account_id INTO v_contra_id FROM ledger_accounts
+     WHERE partner_id = p_partner_id AND owner_type = 'EXTERNAL' AND owner_id = v_contra_owner AND currency = p_asset FOR UPDATE;
     SELECT b.code INTO v_code FROM unnest(p_blockers) WITH ORDINALITY AS b(code, k)
      WHERE EXISTS (SELECT 1 FROM managed_user_restrictions r WHERE r.user_id = v_user_id AND r.code = b.code)
      ORDER BY b.k LIMIT 1;
@@ -109,6 +110,13 @@ BEGIN
       END IF;
     END IF;
   END IF;
+  -- A user created or found just now (this call's first use, or a concurrent one's): its stripe, locked
+  -- before its account (the lock order).
+  IF v_contra_owner IS NULL THEN
+    v_contra_owner := user_funds_stripe(v_user_id);
+    SELECT account_id INTO v_contra_id FROM ledger_accounts
+     WHERE partner_id = p_partner_id AND owner_type = 'EXTERNAL' AND owner_id = v_contra_owner AND currency = p_asset FOR UPDATE;
+  END IF;
   IF NOT v_has_account THEN
     INSERT INTO ledger_accounts (account_id, partner_id, organization_id, owner_type, owner_id, currency, allow_negative, created_at)
       VALUES (p_new_account_id, p_partner_id, NULL, 'MANAGED_USER', v_user_id, p_asset, false, p_now)
@@ -136,16 +144,7 @@ BEGIN
     RETURN;
   END IF;
 
-  -- The contra stripe (user_funds_stripe), locked above unless it did not exist yet, or a concurrent
-  -- first use of the user took another id than this call's.
-  IF v_contra_owner IS DISTINCT FROM user_funds_stripe(v_user_id) THEN
-    v_contra_owner := user_funds_stripe(v_user_id);
-    v_contra_id := NULL;
-  END IF;
-  IF v_contra_id IS NULL THEN
-    SELECT account_id INTO v_contra_id FROM ledger_accounts
-     WHERE partner_id = p_partner_id AND owner_type = 'EXTERNAL' AND owner_id = v_contra_owner AND currency = p_asset;
-  END IF;
+  -- The contra stripe (user_funds_stripe), locked above; created here by its first use.
   IF v_contra_id IS NULL THEN
     INSERT INTO ledger_accounts (account_id, partner_id, organization_id, owner_type, owner_id, currency, allow_negative, created_at)
       VALUES (p_new_contra_id, p_partner_id, NULL, 'EXTERNAL', v_contra_owner, p_asset, true, p_now)

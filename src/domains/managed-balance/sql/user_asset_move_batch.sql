@@ -10,6 +10,10 @@
 -- others) and single calls take their locks in one order and never wait on each other in a cycle. A
 -- movement whose user does not exist yet is ordered by the id its call would give it.
 --
+-- Lock waits are bounded (lock_timeout 100 ms): a batch that would wait longer on a lock held elsewhere
+-- (a long transaction of another path) fails, and the lane decides its items again alone, outside the
+-- lane, so the lane never waits longer than that for one owner. The lane sends a batch of one here too.
+--
 -- Any error rolls the whole batch back (one statement); the lane then decides each movement alone.
 -- Returns one row per movement: (item, outcome, body), item its position in the arrays (1-based). A
 -- concurrent copy of an externalTranId raises CS409 as user_asset_move does.
@@ -17,7 +21,8 @@ CREATE OR REPLACE FUNCTION user_asset_move_batch(
   p_partner_id text[], p_external_user_id text[], p_new_user_id text[], p_external_tran_id text[], p_type text[], p_direction text[],
   p_asset text[], p_amount numeric[], p_remark text[], p_blockers text[], p_now timestamptz[],
   p_movement_id text[], p_posting_id text[], p_new_account_id text[], p_new_contra_id text[]
-) RETURNS TABLE (item integer, outcome text, body text) LANGUAGE plpgsql AS $$
+) RETURNS TABLE (item integer, outcome text, body text) LANGUAGE plpgsql
+SET lock_timeout = '100ms' AS $$
 DECLARE
   k integer;
   r record;

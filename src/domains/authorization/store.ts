@@ -1,4 +1,5 @@
 import type { Queryable } from '../../platform/db/db.ts';
+import { inItemOrder } from '../../platform/db/lane.ts';
 import { invariant } from '../../platform/errors.ts';
 
 /**
@@ -130,14 +131,7 @@ export async function authorizeBatchInDb(q: Queryable, items: readonly Authorize
     const v = a[f];
     return v instanceof Date ? v.toISOString() : v;
   })));
-  const rows = await q.query<AuthorizeResult & { item: number }>(AUTHORIZE_BATCH_SQL, params);
-  invariant(rows.length === items.length, `card_authorize_batch answered ${rows.length} of ${items.length} authorizations`);
-  const results = new Array<AuthorizeResult>(items.length);
-  for (const { item, ...result } of rows) {
-    invariant(Number.isInteger(item) && item >= 1 && item <= items.length && results[item - 1] === undefined, `card_authorize_batch answered item ${item} wrongly`);
-    results[item - 1] = result;
-  }
-  return results;
+  return inItemOrder(await q.query<AuthorizeResult & { item: number }>(AUTHORIZE_BATCH_SQL, params), items.length, 'card_authorize_batch');
 }
 
 // ---- Awaited partner decisions (issue 26, migration 089) ----

@@ -1,5 +1,5 @@
-import type { Db, Queryable } from '../../platform/db/db.ts';
-import { DbLane, laneMetrics } from '../../platform/db/lane.ts';
+import type { Queryable } from '../../platform/db/db.ts';
+import { inItemOrder, lanes } from '../../platform/db/lane.ts';
 import { invariant } from '../../platform/errors.ts';
 
 /** Asset movements (2.4): SQL of the credit/debit call, conversion rows and the reads. */
@@ -62,34 +62,15 @@ async function moveBatchInDb(q: Queryable, moves: readonly MoveRow[]): Promise<{
       col('amount'), col('remark'), blockers, moves.map((m) => m.now.toISOString()), col('movementId'), col('postingId'),
       col('newAccountId'), col('newContraId')],
   );
-  invariant(rows.length === moves.length, `user_asset_move_batch answered ${rows.length} of ${moves.length} movements`);
-  const results = new Array<{ outcome: MoveOutcome; body: string }>(moves.length);
-  for (const { item, outcome, body } of rows) {
-    invariant(Number.isInteger(item) && item >= 1 && item <= moves.length && results[item - 1] === undefined, `user_asset_move_batch answered item ${item} wrongly`);
-    results[item - 1] = { outcome, body };
-  }
-  return results;
+  return inItemOrder(rows, moves.length, 'user_asset_move_batch');
 }
-
-/** Movements per batch at most: bounds one statement's arrays and how long it holds its users' locks. */
-const MAX_BATCH = 32;
-const laneMetricsOfMoves = laneMetrics('user_asset', 'Credits and debits');
-const lanes = new WeakMap<Db, Record<MoveRow['direction'], DbLane<MoveRow, { outcome: MoveOutcome; body: string }>>>();
 
 /**
  * One credit or debit through the movement lane of `db` and its direction (src/platform/db/lane.ts,
  * issue 34): the movements that arrive while the lane's previous call is in the database go together.
  */
-export function moveInLane(db: Db, m: MoveRow): Promise<{ outcome: MoveOutcome; body: string }> {
-  let byDirection = lanes.get(db);
-  if (byDirection === undefined) {
-    const lane = () => new DbLane<MoveRow, { outcome: MoveOutcome; body: string }>(
-      { alone: (row) => moveInDb(db, row), together: (rows) => moveBatchInDb(db, rows) }, laneMetricsOfMoves, MAX_BATCH);
-    byDirection = { CREDIT: lane(), DEBIT: lane() };
-    lanes.set(db, byDirection);
-  }
-  return byDirection[m.direction].run(m);
-}
+export const moveInLane = lanes<MoveRow, { outcome: MoveOutcome; body: string }>('user_asset', 'Credits and debits',
+  (db) => ({ alone: (row) => moveInDb(db, row), together: (rows) => moveBatchInDb(db, rows) }), (m) => m.direction);
 
 export interface NewMovementRow {
   movementId: string;

@@ -18,7 +18,8 @@
 import { counter, histogram } from '../metrics.ts';
 import { traceHere, type TracePosition } from '../tracing.ts';
 import { Batcher } from './batcher.ts';
-import { isDatabaseUnavailable } from './db.ts';
+import { invariant } from '../errors.ts';
+import { isDatabaseUnavailable, type Db } from './db.ts';
 import { insideUnitOfWork } from './unit-of-work.ts';
 
 export interface LaneCalls<I, O> {
@@ -37,8 +38,11 @@ interface Waiting<I> {
   here: TracePosition;
 }
 
+/** Items per batch at most: bounds one statement's arrays and how long a batch holds its owners' locks. */
+const MAX_BATCH = 32;
+
 /** A lane's metrics, declared once at module level so that they are exported from the start (alert rules read them). */
-export interface LaneMetrics {
+interface LaneMetrics {
   batchSize: ReturnType<typeof histogram>;
   retries: ReturnType<typeof counter>;
 }
@@ -47,7 +51,7 @@ export interface LaneMetrics {
  * `name` prefixes the metrics: `<name>_batch_size` (items per database call) and
  * `<name>_batch_retries_total` (batches refused as a whole and decided again one by one).
  */
-export function laneMetrics(name: string, what: string): LaneMetrics {
+function laneMetrics(name: string, what: string): LaneMetrics {
   return {
     batchSize: histogram(`${name}_batch_size`, `${what} decided per database call (1: alone)`, [], [1, 2, 4, 8, 16, 32]),
     retries: counter(`${name}_batch_retries_total`,
@@ -55,11 +59,45 @@ export function laneMetrics(name: string, what: string): LaneMetrics {
   };
 }
 
-export class DbLane<I, O> {
+/**
+ * The lanes of one kind of call, declared at module level: one lane per Db and per `laneKey` of an
+ * item (items of different keys never share a batch: credits and debits, whose blockers differ).
+ * Answers the function that decides one item through its lane.
+ */
+export function lanes<I, O>(
+  name: string, what: string, calls: (db: Db) => LaneCalls<I, O>, laneKey: (item: I) => string = () => '',
+): (db: Db, item: I) => Promise<O> {
+  const metrics = laneMetrics(name, what);
+  const byDb = new WeakMap<Db, Map<string, DbLane<I, O>>>();
+  return (db, item) => {
+    let ofDb = byDb.get(db);
+    if (ofDb === undefined) byDb.set(db, (ofDb = new Map()));
+    const key = laneKey(item);
+    let lane = ofDb.get(key);
+    if (lane === undefined) ofDb.set(key, (lane = new DbLane(calls(db), metrics)));
+    return lane.run(item);
+  };
+}
+
+/**
+ * A batch call's rows, each with its item's 1-based position, in the order of the items; raises unless
+ * there is exactly one row per item.
+ */
+export function inItemOrder<T>(rows: (T & { item: number })[], count: number, call: string): T[] {
+  invariant(rows.length === count, `${call} answered ${rows.length} of ${count} items`);
+  const results = new Array<T>(count);
+  for (const { item, ...result } of rows) {
+    invariant(Number.isInteger(item) && item >= 1 && item <= count && results[item - 1] === undefined, `${call} answered item ${item} wrongly`);
+    results[item - 1] = result as unknown as T;
+  }
+  return results;
+}
+
+class DbLane<I, O> {
   private readonly batcher: Batcher<Waiting<I>, Settled<O> | typeof RETRY_ALONE>;
 
-  constructor(private readonly calls: LaneCalls<I, O>, private readonly metrics: LaneMetrics, maxBatch: number) {
-    this.batcher = new Batcher((items) => this.decide(items), { maxBatch, maxInFlight: 1 });
+  constructor(private readonly calls: LaneCalls<I, O>, private readonly metrics: LaneMetrics) {
+    this.batcher = new Batcher((items) => this.decide(items), { maxBatch: MAX_BATCH, maxInFlight: 1 });
   }
 
   async run(item: I): Promise<O> {

@@ -70,8 +70,8 @@ export async function issueCard(
  * The plaintext card data as the service holds it (test-only, read through the cards domain), for
  * the leak scan. Never printed: assertions only compare it.
  */
-export async function plaintextOf(svc: TestService, partnerId: string, cardId: string): Promise<{ pan: string; cvv2: string; expireDate: string }> {
-  const secret = await revealCardSecretOf(svc.db, svc.config.masterKey, partnerId, cardId);
+export async function plaintextOf(svc: TestService, partnerId: string, cardId: string, consumer = false): Promise<{ pan: string; cvv2: string; expireDate: string }> {
+  const secret = await revealCardSecretOf(svc.db, svc.config.masterKey, partnerId, cardId, consumer);
   assert.ok(secret, 'card data exists');
   return secret;
 }

@@ -396,8 +396,8 @@ export async function retrieveSecureCard(deps: CardDeps, partner: AuthenticatedP
  * for a caller that encrypts the answer at once (secure card) or a process-local check (the tests'
  * leak scan); never logged, stored or returned as is.
  */
-export async function revealCardSecretOf(q: Queryable, masterKey: Buffer, partnerId: string, cardId: string): Promise<CardSecret | null> {
-  const row = await findCardSecret(q, partnerId, cardId);
+export async function revealCardSecretOf(q: Queryable, masterKey: Buffer, partnerId: string, cardId: string, consumer = false): Promise<CardSecret | null> {
+  const row = await findCardSecret(q, partnerId, cardId, consumer);
   return row ? revealCardSecret(q, masterKey, row) : null;
 }
 

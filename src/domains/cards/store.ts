@@ -324,11 +324,12 @@ export async function lockCardStateShared(q: Queryable, cardId: string): Promise
   return rows[0] ?? null;
 }
 
-export async function findCardSecret(q: Queryable, partnerId: string, cardId: string): Promise<CardSecretRow | null> {
+/** A corporate card's secret row; `consumer` also finds a consumer card's (the tests' leak checks only). */
+export async function findCardSecret(q: Queryable, partnerId: string, cardId: string, consumer = false): Promise<CardSecretRow | null> {
   const rows = await q.query<CardSecretRow>(
     `SELECT card_id AS "cardId", pan_key_id AS "panKeyId", pan_enc AS "panEnc", cvk_key_id AS "cvkKeyId"
-     FROM cards WHERE partner_id = $1 AND card_id = $2 AND subject_type <> 'USER'`,
-    [partnerId, cardId],
+     FROM cards WHERE partner_id = $1 AND card_id = $2 AND (subject_type <> 'USER' OR $3)`,
+    [partnerId, cardId, consumer],
   );
   return rows[0] ?? null;
 }

@@ -34,22 +34,30 @@ export class Batcher<I, O> {
     });
   }
 
+  private done(): void {
+    this.inFlight--;
+    this.flush();
+  }
+
   private flush(): void {
     while (this.inFlight < this.limits.maxInFlight && this.queue.length > 0) {
       const batch = this.queue.splice(0, this.limits.maxBatch);
       this.inFlight++;
-      this.run(batch.map((w) => w.item))
-        .then((results) => {
+      // The next batch goes out before this one's callers go on: their continuations (answers, events)
+      // run as microtasks at once, and the database would wait for all of them before its next call.
+      this.run(batch.map((w) => w.item)).then(
+        (results) => {
+          this.done();
           invariant(results.length === batch.length, 'batch answered a different number of results than items');
           batch.forEach((w, i) => w.resolve(results[i]));
-        })
-        .catch((err) => {
+        },
+        (err: unknown) => {
+          this.done();
           for (const w of batch) w.reject(err);
-        })
-        .finally(() => {
-          this.inFlight--;
-          this.flush();
-        });
+        },
+      ).catch((err: unknown) => {
+        for (const w of batch) w.reject(err);
+      });
     }
   }
 }

@@ -35,8 +35,10 @@ DECLARE
   r record;
 BEGIN
   FOR k IN
+    -- One primary-key probe per card (OFFSET 0 keeps it from being flattened into a join, whose cached
+    -- generic plan scanned every card while there were few).
     SELECT u.k FROM unnest(p_card_id) WITH ORDINALITY AS u(card_id, k)
-      LEFT JOIN cards c ON c.card_id = u.card_id
+      LEFT JOIN LATERAL (SELECT x.subject_type, x.subject_id, x.organization_id FROM cards x WHERE x.card_id = u.card_id OFFSET 0) c ON true
      ORDER BY CASE WHEN c.subject_type = 'USER' THEN 'U:' || c.subject_id ELSE 'O:' || c.organization_id END NULLS FIRST, u.k
   LOOP
     SELECT * INTO r FROM card_authorize(

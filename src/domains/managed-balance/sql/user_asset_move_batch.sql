@@ -28,8 +28,11 @@ DECLARE
   r record;
 BEGIN
   FOR k IN
+    -- One index probe per item (OFFSET 0 keeps it from being flattened into a join, whose cached generic
+    -- plan scanned every managed user while there were few).
     SELECT u.k FROM unnest(p_partner_id, p_external_user_id, p_new_user_id, p_asset) WITH ORDINALITY AS u(partner_id, external_user_id, new_user_id, asset, k)
-      LEFT JOIN managed_users m ON m.partner_id = u.partner_id AND m.external_user_id = u.external_user_id
+      LEFT JOIN LATERAL (SELECT x.user_id FROM managed_users x
+                          WHERE x.partner_id = u.partner_id AND x.external_user_id = u.external_user_id OFFSET 0) m ON true
      ORDER BY u.partner_id, u.asset, user_funds_stripe(COALESCE(m.user_id, u.new_user_id)), COALESCE(m.user_id, u.new_user_id), u.k
   LOOP
     SELECT * INTO r FROM user_asset_move(p_partner_id[k], p_external_user_id[k], p_new_user_id[k], p_external_tran_id[k], p_type[k],

@@ -82,10 +82,13 @@ BEGIN
            OR EXISTS (SELECT 1 FROM subject_restrictions r
                        WHERE r.subject_type = 'ORGANIZATION' AND r.subject_id = c.organization_id AND r.code = ANY (p_blockers))
          END AS capability_refused,
-         EXISTS (SELECT 1 FROM velocity_rule_bindings b JOIN velocity_rules r ON r.rule_id = b.rule_id AND r.status = 'ACTIVE'
-                  WHERE b.partner_id = c.partner_id
-                    AND ((b.subject_type = 'CARD' AND b.subject_id = p_card_id)
-                      OR (b.subject_type = 'CUSTOMER' AND c.subject_type = 'CUSTOMER' AND b.subject_id = c.subject_id))) AS velocity_bound
+         -- One index probe per subject: written as one EXISTS with an OR, the probe used the partner alone and
+         -- read every binding of the partner on each authorization.
+         (EXISTS (SELECT 1 FROM velocity_rule_bindings b JOIN velocity_rules r ON r.rule_id = b.rule_id AND r.status = 'ACTIVE'
+                   WHERE b.partner_id = c.partner_id AND b.subject_type = 'CARD' AND b.subject_id = p_card_id)
+          OR (c.subject_type = 'CUSTOMER'
+              AND EXISTS (SELECT 1 FROM velocity_rule_bindings b JOIN velocity_rules r ON r.rule_id = b.rule_id AND r.status = 'ACTIVE'
+                           WHERE b.partner_id = c.partner_id AND b.subject_type = 'CUSTOMER' AND b.subject_id = c.subject_id))) AS velocity_bound
     INTO v_card
     FROM cards c JOIN partners p ON p.partner_id = c.partner_id
     LEFT JOIN customers cu ON c.subject_type = 'CUSTOMER' AND cu.customer_id = c.subject_id

@@ -60,6 +60,23 @@ describe('Batcher (the lanes and the replay store, issue 34)', () => {
     assert.equal(await later, 'c');
   });
 
+  it('a next call that throws at once fails only its own items, not the answered ones before it', async () => {
+    let calls = 0;
+    let answerFirst: (results: string[]) => void = () => {};
+    const batcher = new Batcher<number, string>((items) => {
+      calls++;
+      if (calls === 1) return new Promise<string[]>((resolve) => { answerFirst = resolve; });
+      throw new Error(`cannot send ${items.join()}`);
+    }, { maxBatch: 32, maxInFlight: 1 });
+    const first = batcher.submit(1);
+    await turn();
+    const second = batcher.submit(2);
+    await turn();
+    answerFirst(['a']);
+    assert.equal(await first, 'a');
+    await assert.rejects(second, /cannot send 2/);
+  });
+
   it('a call that answers a different number of results than items fails its items', async () => {
     const { calls, run } = controlledRun();
     const batcher = new Batcher(run, { maxBatch: 32, maxInFlight: 1 });

@@ -34,6 +34,14 @@ export class Batcher<I, O> {
     });
   }
 
+  private started(items: I[]): Promise<O[]> {
+    try {
+      return this.run(items);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
   private done(): void {
     this.inFlight--;
     this.flush();
@@ -45,7 +53,8 @@ export class Batcher<I, O> {
       this.inFlight++;
       // The next batch goes out before this one's callers go on: their continuations (answers, events)
       // run as microtasks at once, and the database would wait for all of them before its next call.
-      this.run(batch.map((w) => w.item)).then(
+      // `started` never throws, so that starting the next batch cannot fail this one's callers.
+      this.started(batch.map((w) => w.item)).then(
         (results) => {
           this.done();
           invariant(results.length === batch.length, 'batch answered a different number of results than items');

@@ -441,20 +441,39 @@ export interface TransactionFilter {
   authType?: string | null;
 }
 
-/** Transactions newest first (D9), as their JSON view. */
+/**
+ * Transactions newest first (D9), as their JSON view. The WHERE holds only the filters given, so that each
+ * combination is its own statement with its own plan: one statement for all of them (`$3 IS NULL OR
+ * t.card_id = $3`) got a generic plan that read every transaction of the partner to find one card's
+ * (docs/benchmarks.md, issue 34 step 10).
+ */
 export async function listTransactions(q: Queryable, f: TransactionFilter, limit: number, offset: number): Promise<{ total: number; bodies: string[] }> {
-  const where = `t.partner_id = $1 AND ($2::text IS NULL OR t.organization_id = $2) AND ($3::text IS NULL OR t.card_id = $3)
-    AND ($4::text IS NULL OR (t.subject_type = 'CUSTOMER' AND t.subject_id = $4)) AND ($5::text IS NULL OR t.status = $5)
-    AND ($6::text IS NULL OR t.message_type = $6)
-    AND ($7::timestamptz IS NULL OR t.created_at >= $7) AND ($8::timestamptz IS NULL OR t.created_at < $8)
-    AND ${f.family === 'CONSUMER' ? `t.subject_type = 'USER' AND ($9::text IS NULL OR t.subject_id = $9)` : `t.subject_type <> 'USER' AND $9::text IS NULL`}
-    AND ($10::text IS NULL OR t.auth_type = $10)`;
-  const params = [f.partnerId, f.organizationId, f.cardId, f.customerId, f.status, f.messageType, f.startTime, f.endTime,
-    f.userId ?? null, f.authType ?? null];
+  const params: unknown[] = [f.partnerId];
+  const arg = (value: unknown, cast: string) => `$${params.push(value)}::${cast}`;
+  const conditions = ['t.partner_id = $1'];
+  if (f.organizationId !== null) conditions.push(`t.organization_id = ${arg(f.organizationId, 'text')}`);
+  if (f.cardId !== null) conditions.push(`t.card_id = ${arg(f.cardId, 'text')}`);
+  if (f.customerId !== null) conditions.push(`t.subject_type = 'CUSTOMER' AND t.subject_id = ${arg(f.customerId, 'text')}`);
+  if (f.status !== null) conditions.push(`t.status = ${arg(f.status, 'text')}`);
+  if (f.messageType !== null) conditions.push(`t.message_type = ${arg(f.messageType, 'text')}`);
+  if (f.startTime !== null) conditions.push(`t.created_at >= ${arg(f.startTime, 'timestamptz')}`);
+  if (f.endTime !== null) conditions.push(`t.created_at < ${arg(f.endTime, 'timestamptz')}`);
+  const userId = f.userId ?? null;
+  if (f.family === 'CONSUMER') {
+    conditions.push(`t.subject_type = 'USER'`);
+    if (userId !== null) conditions.push(`t.subject_id = ${arg(userId, 'text')}`);
+  } else {
+    // A user's transactions are never a corporate list's.
+    conditions.push(userId === null ? `t.subject_type <> 'USER'` : 'false');
+  }
+  const authType = f.authType ?? null;
+  if (authType !== null) conditions.push(`t.auth_type = ${arg(authType, 'text')}`);
+  const where = conditions.join(' AND ');
   const [{ total }] = await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM card_transactions t WHERE ${where}`, params);
+  const n = params.length;
   const rows = await q.query<{ body: string }>(
     `SELECT card_transaction_json(t)::text AS body FROM card_transactions t WHERE ${where}
-      ORDER BY t.created_at DESC, t.trans_id DESC LIMIT $11 OFFSET $12`,
+      ORDER BY t.created_at DESC, t.trans_id DESC LIMIT $${n + 1} OFFSET $${n + 2}`,
     [...params, limit, offset],
   );
   return { total, bodies: rows.map((r) => r.body) };

@@ -150,6 +150,25 @@ describe('managed-balance user assets (issue 11)', () => {
     assert.deepEqual(await balanceOf(client, owner, 'USDT'), { free: '2', freeze: '0', total: '2' }, 'the other copy was booked');
   });
 
+  it('the movement list time filters answer exactly the movements of the unfiltered list in their bounds', async () => {
+    const user = uid();
+    for (const amount of ['1', '2', '3']) {
+      await credit(client, user, 'USDT', amount);
+      await new Promise((resolve) => setTimeout(resolve, 15));
+    }
+    const all = (await client.userAssets.transactions({ externalUserId: user })).result;
+    assert.equal(all.length, 3);
+    const middle = all[1].createTime;
+    const since = await client.userAssets.transactions({ externalUserId: user, startTime: middle });
+    assert.deepEqual(since.result.map((m) => m.transactionId), all.filter((m) => m.createTime >= middle).map((m) => m.transactionId));
+    assert.equal(since.total, 2);
+    const before = await client.userAssets.transactions({ externalUserId: user, endTime: middle });
+    assert.deepEqual(before.result.map((m) => m.transactionId), all.filter((m) => m.createTime < middle).map((m) => m.transactionId));
+    assert.equal(before.total, 1);
+    const both = await client.userAssets.transactions({ externalUserId: user, asset: 'USDT', type: 'DEPOSIT', startTime: middle, endTime: all[0].createTime });
+    assert.deepEqual(both.result.map((m) => m.transactionId), [all[1].transactionId]);
+  });
+
   it('50 concurrent identical credits book once', async () => {
     const user = uid();
     const ext = tid();

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../platform/db/db.ts';
+import { Where } from '../../platform/db/where.ts';
 import { inItemOrder } from '../../platform/db/lane.ts';
 import { invariant } from '../../platform/errors.ts';
 
@@ -441,40 +442,32 @@ export interface TransactionFilter {
   authType?: string | null;
 }
 
-/**
- * Transactions newest first (D9), as their JSON view. The WHERE holds only the filters given, so that each
- * combination is its own statement with its own plan: one statement for all of them (`$3 IS NULL OR
- * t.card_id = $3`) got a generic plan that read every transaction of the partner to find one card's
- * (docs/benchmarks.md, issue 34 step 10).
- */
+/** Transactions newest first (D9), as their JSON view; the WHERE holds only the filters given (Where). */
 export async function listTransactions(q: Queryable, f: TransactionFilter, limit: number, offset: number): Promise<{ total: number; bodies: string[] }> {
-  const params: unknown[] = [f.partnerId];
-  const arg = (value: unknown, cast: string) => `$${params.push(value)}::${cast}`;
-  const conditions = ['t.partner_id = $1'];
-  if (f.organizationId !== null) conditions.push(`t.organization_id = ${arg(f.organizationId, 'text')}`);
-  if (f.cardId !== null) conditions.push(`t.card_id = ${arg(f.cardId, 'text')}`);
-  if (f.customerId !== null) conditions.push(`t.subject_type = 'CUSTOMER' AND t.subject_id = ${arg(f.customerId, 'text')}`);
-  if (f.status !== null) conditions.push(`t.status = ${arg(f.status, 'text')}`);
-  if (f.messageType !== null) conditions.push(`t.message_type = ${arg(f.messageType, 'text')}`);
-  if (f.startTime !== null) conditions.push(`t.created_at >= ${arg(f.startTime, 'timestamptz')}`);
-  if (f.endTime !== null) conditions.push(`t.created_at < ${arg(f.endTime, 'timestamptz')}`);
+  const w = new Where();
+  w.and(`t.partner_id = ${w.arg(f.partnerId, 'text')}`);
+  if (f.organizationId !== null) w.and(`t.organization_id = ${w.arg(f.organizationId, 'text')}`);
+  if (f.cardId !== null) w.and(`t.card_id = ${w.arg(f.cardId, 'text')}`);
+  if (f.customerId !== null) w.and(`t.subject_type = 'CUSTOMER' AND t.subject_id = ${w.arg(f.customerId, 'text')}`);
+  if (f.status !== null) w.and(`t.status = ${w.arg(f.status, 'text')}`);
+  if (f.messageType !== null) w.and(`t.message_type = ${w.arg(f.messageType, 'text')}`);
+  if (f.startTime !== null) w.and(`t.created_at >= ${w.arg(f.startTime, 'timestamptz')}`);
+  if (f.endTime !== null) w.and(`t.created_at < ${w.arg(f.endTime, 'timestamptz')}`);
   const userId = f.userId ?? null;
   if (f.family === 'CONSUMER') {
-    conditions.push(`t.subject_type = 'USER'`);
-    if (userId !== null) conditions.push(`t.subject_id = ${arg(userId, 'text')}`);
+    w.and(`t.subject_type = 'USER'`);
+    if (userId !== null) w.and(`t.subject_id = ${w.arg(userId, 'text')}`);
   } else {
     // A user's transactions are never a corporate list's.
-    conditions.push(userId === null ? `t.subject_type <> 'USER'` : 'false');
+    w.and(userId === null ? `t.subject_type <> 'USER'` : 'false');
   }
   const authType = f.authType ?? null;
-  if (authType !== null) conditions.push(`t.auth_type = ${arg(authType, 'text')}`);
-  const where = conditions.join(' AND ');
-  const [{ total }] = await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM card_transactions t WHERE ${where}`, params);
-  const n = params.length;
+  if (authType !== null) w.and(`t.auth_type = ${w.arg(authType, 'text')}`);
+  const [{ total }] = await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM card_transactions t WHERE ${w.sql}`, w.params);
   const rows = await q.query<{ body: string }>(
-    `SELECT card_transaction_json(t)::text AS body FROM card_transactions t WHERE ${where}
-      ORDER BY t.created_at DESC, t.trans_id DESC LIMIT $${n + 1} OFFSET $${n + 2}`,
-    [...params, limit, offset],
+    `SELECT card_transaction_json(t)::text AS body FROM card_transactions t WHERE ${w.sql}
+      ORDER BY t.created_at DESC, t.trans_id DESC LIMIT ${w.next()} OFFSET ${w.next(1)}`,
+    [...w.params, limit, offset],
   );
   return { total, bodies: rows.map((r) => r.body) };
 }

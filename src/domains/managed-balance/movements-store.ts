@@ -1,4 +1,5 @@
 import type { Queryable } from '../../platform/db/db.ts';
+import { Where } from '../../platform/db/where.ts';
 import { inItemOrder, lanes } from '../../platform/db/lane.ts';
 import { invariant } from '../../platform/errors.ts';
 
@@ -122,24 +123,38 @@ export interface MovementFilter {
 }
 
 export async function listMovementBodies(q: Queryable, f: MovementFilter, limit: number, offset: number): Promise<{ total: number; bodies: string[] }> {
-  const where = `m.partner_id = $1 AND u.external_user_id = $2 AND ($3::text IS NULL OR m.asset = $3 OR m.counter_asset = $3)
-     AND ($4::text IS NULL OR m.type = $4) AND ($5::timestamptz IS NULL OR m.created_at >= $5) AND ($6::timestamptz IS NULL OR m.created_at < $6)`;
-  const params = [f.partnerId, f.externalUserId, f.asset, f.type, f.startTime, f.endTime];
+  const w = new Where();
+  w.and(`m.partner_id = ${w.arg(f.partnerId, 'text')}`).and(`u.external_user_id = ${w.arg(f.externalUserId, 'text')}`);
+  if (f.asset !== null) {
+    const asset = w.arg(f.asset, 'text');
+    w.and(`(m.asset = ${asset} OR m.counter_asset = ${asset})`);
+  }
+  if (f.type !== null) w.and(`m.type = ${w.arg(f.type, 'text')}`);
+  if (f.startTime !== null) w.and(`m.created_at >= ${w.arg(f.startTime, 'timestamptz')}`);
+  if (f.endTime !== null) w.and(`m.created_at < ${w.arg(f.endTime, 'timestamptz')}`);
   const [count] = await q.query<{ n: string }>(
-    `SELECT count(*) AS n FROM asset_movements m JOIN managed_users u ON u.user_id = m.user_id WHERE ${where}`, params);
+    `SELECT count(*) AS n FROM asset_movements m JOIN managed_users u ON u.user_id = m.user_id WHERE ${w.sql}`, w.params);
   const rows = await q.query<{ body: string }>(
     `SELECT asset_movement_json(m, u.external_user_id)::text AS body FROM asset_movements m JOIN managed_users u ON u.user_id = m.user_id
-      WHERE ${where} ORDER BY m.created_at DESC, m.seq DESC LIMIT $7 OFFSET $8`, [...params, limit, offset]);
+      WHERE ${w.sql} ORDER BY m.created_at DESC, m.seq DESC LIMIT ${w.next()} OFFSET ${w.next(1)}`, [...w.params, limit, offset]);
   return { total: Number(count.n), bodies: rows.map((r) => r.body) };
 }
 
-/** One movement of the partner by its id or by its externalTranId; optionally only of one user. */
+/**
+ * One movement of the partner by its id or by its externalTranId; optionally only of one user. Only the
+ * keys given are in the statement: with all of them optional in one statement, its generic plan read
+ * every movement of the partner (Where).
+ */
 export async function findMovementBody(q: Queryable, partnerId: string, by: { movementId?: string; externalTranId?: string; externalUserId?: string }): Promise<string | null> {
+  const w = new Where();
+  w.and(`m.partner_id = ${w.arg(partnerId, 'text')}`);
+  if (by.movementId !== undefined && by.movementId !== null) w.and(`m.movement_id = ${w.arg(by.movementId, 'text')}`);
+  if (by.externalTranId !== undefined && by.externalTranId !== null) w.and(`m.external_tran_id = ${w.arg(by.externalTranId, 'text')}`);
+  if (by.externalUserId !== undefined && by.externalUserId !== null) w.and(`u.external_user_id = ${w.arg(by.externalUserId, 'text')}`);
   const rows = await q.query<{ body: string }>(
     `SELECT asset_movement_json(m, u.external_user_id)::text AS body FROM asset_movements m JOIN managed_users u ON u.user_id = m.user_id
-      WHERE m.partner_id = $1 AND ($2::text IS NULL OR m.movement_id = $2) AND ($3::text IS NULL OR m.external_tran_id = $3)
-        AND ($4::text IS NULL OR u.external_user_id = $4)`,
-    [partnerId, by.movementId ?? null, by.externalTranId ?? null, by.externalUserId ?? null],
+      WHERE ${w.sql}`,
+    w.params,
   );
   return rows[0]?.body ?? null;
 }

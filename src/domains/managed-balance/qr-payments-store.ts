@@ -1,4 +1,5 @@
 import type { Queryable } from '../../platform/db/db.ts';
+import { Where } from '../../platform/db/where.ts';
 
 /** QR payments (2.9 transType): the rows as stored and their partner-facing JSON (qr_payment_json, sql/qr_payment_json.sql). */
 
@@ -35,14 +36,22 @@ export async function qrBodyByMessageId(q: Queryable, networkTransactionId: stri
   return rows[0]?.body ?? null;
 }
 
-/** The PAY a return names, locked: returns of one payment serialize here. By message id (network) or orderId of the partner (sandbox). */
+/**
+ * The PAY a return names, locked: returns of one payment serialize here. By message id (network) or orderId of
+ * the partner (sandbox). Only the keys given are in the statement (Where): with all of them optional in one
+ * statement, its generic plan read every payment of every partner.
+ */
 export async function lockPayment(q: Queryable, by: { networkTransactionId?: string; orderId?: string; partnerId?: string }): Promise<QrPaymentRow | null> {
+  const w = new Where();
+  if (by.networkTransactionId !== undefined && by.networkTransactionId !== null) w.and(`q.network_transaction_id = ${w.arg(by.networkTransactionId, 'text')}`);
+  if (by.orderId !== undefined && by.orderId !== null) w.and(`q.order_id = ${w.arg(by.orderId, 'text')}`);
+  if (by.partnerId !== undefined && by.partnerId !== null) w.and(`q.partner_id = ${w.arg(by.partnerId, 'text')}`);
+  w.and(`q.trans_type = 'PAY'`);
   const rows = await q.query<QrPaymentRow>(
     `SELECT ${ROW} FROM qr_payments q JOIN managed_users u ON u.user_id = q.user_id
-      WHERE ($1::text IS NULL OR q.network_transaction_id = $1) AND ($2::text IS NULL OR q.order_id = $2)
-        AND ($3::text IS NULL OR q.partner_id = $3) AND q.trans_type = 'PAY'
+      WHERE ${w.sql}
       FOR UPDATE OF q`,
-    [by.networkTransactionId ?? null, by.orderId ?? null, by.partnerId ?? null],
+    w.params,
   );
   return rows[0] ?? null;
 }
@@ -101,14 +110,18 @@ export interface QrFilter {
 }
 
 export async function listQrBodies(q: Queryable, f: QrFilter, limit: number, offset: number): Promise<{ total: number; bodies: string[] }> {
-  const where = `q.partner_id = $1 AND ($2::text IS NULL OR q.user_id = $2) AND ($3::text IS NULL OR q.trans_type = $3)
-     AND ($4::text IS NULL OR q.status = $4) AND ($5::text IS NULL OR q.asset = $5)
-     AND ($6::timestamptz IS NULL OR q.created_at >= $6) AND ($7::timestamptz IS NULL OR q.created_at < $7)`;
-  const params = [f.partnerId, f.userId, f.transType, f.status, f.asset, f.startTime, f.endTime];
-  const [count] = await q.query<{ n: string }>(`SELECT count(*) AS n FROM qr_payments q WHERE ${where}`, params);
+  const w = new Where();
+  w.and(`q.partner_id = ${w.arg(f.partnerId, 'text')}`);
+  if (f.userId !== null) w.and(`q.user_id = ${w.arg(f.userId, 'text')}`);
+  if (f.transType !== null) w.and(`q.trans_type = ${w.arg(f.transType, 'text')}`);
+  if (f.status !== null) w.and(`q.status = ${w.arg(f.status, 'text')}`);
+  if (f.asset !== null) w.and(`q.asset = ${w.arg(f.asset, 'text')}`);
+  if (f.startTime !== null) w.and(`q.created_at >= ${w.arg(f.startTime, 'timestamptz')}`);
+  if (f.endTime !== null) w.and(`q.created_at < ${w.arg(f.endTime, 'timestamptz')}`);
+  const [count] = await q.query<{ n: string }>(`SELECT count(*) AS n FROM qr_payments q WHERE ${w.sql}`, w.params);
   const rows = await q.query<{ body: string }>(
     `SELECT qr_payment_json(q, u.external_user_id)::text AS body FROM qr_payments q JOIN managed_users u ON u.user_id = q.user_id
-      WHERE ${where} ORDER BY q.created_at DESC, q.order_id DESC LIMIT $8 OFFSET $9`, [...params, limit, offset]);
+      WHERE ${w.sql} ORDER BY q.created_at DESC, q.order_id DESC LIMIT ${w.next()} OFFSET ${w.next(1)}`, [...w.params, limit, offset]);
   return { total: Number(count.n), bodies: rows.map((r) => r.body) };
 }
 

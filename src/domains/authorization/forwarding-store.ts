@@ -1,4 +1,5 @@
 import type { Queryable } from '../../platform/db/db.ts';
+import { Where } from '../../platform/db/where.ts';
 
 /** SQL of authorization forwarding (migration 051): service keys, partner settings, the forwarding log. */
 
@@ -137,11 +138,13 @@ const FORWARDING_COLUMNS = `forwarding_id::text AS "forwardingId", partner_id AS
 export async function listForwardings(
   q: Queryable, f: { partnerId: string | null; transId: string | null }, limit: number, offset: number,
 ): Promise<{ total: number; rows: ForwardingRow[] }> {
-  const where = `($1::text IS NULL OR partner_id = $1) AND ($2::text IS NULL OR trans_id = $2)`;
-  const [{ total }] = await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM auth_forwardings WHERE ${where}`, [f.partnerId, f.transId]);
+  const w = new Where();
+  if (f.partnerId !== null) w.and(`partner_id = ${w.arg(f.partnerId, 'text')}`);
+  if (f.transId !== null) w.and(`trans_id = ${w.arg(f.transId, 'text')}`);
+  const [{ total }] = await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM auth_forwardings WHERE ${w.sql}`, w.params);
   const rows = await q.query<ForwardingRow>(
-    `SELECT ${FORWARDING_COLUMNS} FROM auth_forwardings WHERE ${where} ORDER BY created_at DESC, forwarding_id DESC LIMIT $3 OFFSET $4`,
-    [f.partnerId, f.transId, limit, offset],
+    `SELECT ${FORWARDING_COLUMNS} FROM auth_forwardings WHERE ${w.sql} ORDER BY created_at DESC, forwarding_id DESC LIMIT ${w.next()} OFFSET ${w.next(1)}`,
+    [...w.params, limit, offset],
   );
   return { total, rows };
 }

@@ -139,8 +139,8 @@ export async function listForwardings(
   q: Queryable, f: { partnerId: string | null; transId: string | null }, limit: number, offset: number,
 ): Promise<{ total: number; rows: ForwardingRow[] }> {
   const w = new Where();
-  if (f.partnerId !== null) w.and(`partner_id = ${w.arg(f.partnerId, 'text')}`);
-  if (f.transId !== null) w.and(`trans_id = ${w.arg(f.transId, 'text')}`);
+  w.eq('partner_id', f.partnerId);
+  w.eq('trans_id', f.transId);
   const [{ total }] = await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM auth_forwardings WHERE ${w.sql}`, w.params);
   const rows = await q.query<ForwardingRow>(
     `SELECT ${FORWARDING_COLUMNS} FROM auth_forwardings WHERE ${w.sql} ORDER BY created_at DESC, forwarding_id DESC LIMIT ${w.next()} OFFSET ${w.next(1)}`,

@@ -446,23 +446,23 @@ export interface TransactionFilter {
 export async function listTransactions(q: Queryable, f: TransactionFilter, limit: number, offset: number): Promise<{ total: number; bodies: string[] }> {
   const w = new Where();
   w.and(`t.partner_id = ${w.arg(f.partnerId, 'text')}`);
-  if (f.organizationId !== null) w.and(`t.organization_id = ${w.arg(f.organizationId, 'text')}`);
-  if (f.cardId !== null) w.and(`t.card_id = ${w.arg(f.cardId, 'text')}`);
+  w.eq('t.organization_id', f.organizationId);
+  w.eq('t.card_id', f.cardId);
   if (f.customerId !== null) w.and(`t.subject_type = 'CUSTOMER' AND t.subject_id = ${w.arg(f.customerId, 'text')}`);
-  if (f.status !== null) w.and(`t.status = ${w.arg(f.status, 'text')}`);
-  if (f.messageType !== null) w.and(`t.message_type = ${w.arg(f.messageType, 'text')}`);
+  w.eq('t.status', f.status);
+  w.eq('t.message_type', f.messageType);
   if (f.startTime !== null) w.and(`t.created_at >= ${w.arg(f.startTime, 'timestamptz')}`);
   if (f.endTime !== null) w.and(`t.created_at < ${w.arg(f.endTime, 'timestamptz')}`);
   const userId = f.userId ?? null;
   if (f.family === 'CONSUMER') {
     w.and(`t.subject_type = 'USER'`);
-    if (userId !== null) w.and(`t.subject_id = ${w.arg(userId, 'text')}`);
+    w.eq('t.subject_id', userId);
   } else {
     // A user's transactions are never a corporate list's.
     w.and(userId === null ? `t.subject_type <> 'USER'` : 'false');
   }
   const authType = f.authType ?? null;
-  if (authType !== null) w.and(`t.auth_type = ${w.arg(authType, 'text')}`);
+  w.eq('t.auth_type', authType);
   const [{ total }] = await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM card_transactions t WHERE ${w.sql}`, w.params);
   const rows = await q.query<{ body: string }>(
     `SELECT card_transaction_json(t)::text AS body FROM card_transactions t WHERE ${w.sql}

@@ -129,7 +129,7 @@ export async function listMovementBodies(q: Queryable, f: MovementFilter, limit:
     const asset = w.arg(f.asset, 'text');
     w.and(`(m.asset = ${asset} OR m.counter_asset = ${asset})`);
   }
-  if (f.type !== null) w.and(`m.type = ${w.arg(f.type, 'text')}`);
+  w.eq('m.type', f.type);
   if (f.startTime !== null) w.and(`m.created_at >= ${w.arg(f.startTime, 'timestamptz')}`);
   if (f.endTime !== null) w.and(`m.created_at < ${w.arg(f.endTime, 'timestamptz')}`);
   const [count] = await q.query<{ n: string }>(
@@ -148,9 +148,9 @@ export async function listMovementBodies(q: Queryable, f: MovementFilter, limit:
 export async function findMovementBody(q: Queryable, partnerId: string, by: { movementId?: string; externalTranId?: string; externalUserId?: string }): Promise<string | null> {
   const w = new Where();
   w.and(`m.partner_id = ${w.arg(partnerId, 'text')}`);
-  if (by.movementId !== undefined && by.movementId !== null) w.and(`m.movement_id = ${w.arg(by.movementId, 'text')}`);
-  if (by.externalTranId !== undefined && by.externalTranId !== null) w.and(`m.external_tran_id = ${w.arg(by.externalTranId, 'text')}`);
-  if (by.externalUserId !== undefined && by.externalUserId !== null) w.and(`u.external_user_id = ${w.arg(by.externalUserId, 'text')}`);
+  w.eq('m.movement_id', by.movementId);
+  w.eq('m.external_tran_id', by.externalTranId);
+  w.eq('u.external_user_id', by.externalUserId);
   const rows = await q.query<{ body: string }>(
     `SELECT asset_movement_json(m, u.external_user_id)::text AS body FROM asset_movements m JOIN managed_users u ON u.user_id = m.user_id
       WHERE ${w.sql}`,

@@ -43,9 +43,9 @@ export async function qrBodyByMessageId(q: Queryable, networkTransactionId: stri
  */
 export async function lockPayment(q: Queryable, by: { networkTransactionId?: string; orderId?: string; partnerId?: string }): Promise<QrPaymentRow | null> {
   const w = new Where();
-  if (by.networkTransactionId !== undefined && by.networkTransactionId !== null) w.and(`q.network_transaction_id = ${w.arg(by.networkTransactionId, 'text')}`);
-  if (by.orderId !== undefined && by.orderId !== null) w.and(`q.order_id = ${w.arg(by.orderId, 'text')}`);
-  if (by.partnerId !== undefined && by.partnerId !== null) w.and(`q.partner_id = ${w.arg(by.partnerId, 'text')}`);
+  w.eq('q.network_transaction_id', by.networkTransactionId);
+  w.eq('q.order_id', by.orderId);
+  w.eq('q.partner_id', by.partnerId);
   w.and(`q.trans_type = 'PAY'`);
   const rows = await q.query<QrPaymentRow>(
     `SELECT ${ROW} FROM qr_payments q JOIN managed_users u ON u.user_id = q.user_id
@@ -112,10 +112,10 @@ export interface QrFilter {
 export async function listQrBodies(q: Queryable, f: QrFilter, limit: number, offset: number): Promise<{ total: number; bodies: string[] }> {
   const w = new Where();
   w.and(`q.partner_id = ${w.arg(f.partnerId, 'text')}`);
-  if (f.userId !== null) w.and(`q.user_id = ${w.arg(f.userId, 'text')}`);
-  if (f.transType !== null) w.and(`q.trans_type = ${w.arg(f.transType, 'text')}`);
-  if (f.status !== null) w.and(`q.status = ${w.arg(f.status, 'text')}`);
-  if (f.asset !== null) w.and(`q.asset = ${w.arg(f.asset, 'text')}`);
+  w.eq('q.user_id', f.userId);
+  w.eq('q.trans_type', f.transType);
+  w.eq('q.status', f.status);
+  w.eq('q.asset', f.asset);
   if (f.startTime !== null) w.and(`q.created_at >= ${w.arg(f.startTime, 'timestamptz')}`);
   if (f.endTime !== null) w.and(`q.created_at < ${w.arg(f.endTime, 'timestamptz')}`);
   const [count] = await q.query<{ n: string }>(`SELECT count(*) AS n FROM qr_payments q WHERE ${w.sql}`, w.params);

@@ -19,6 +19,14 @@ export class Where {
     return this;
   }
 
+  /**
+   * `column = value` when a value is given; nothing for null or undefined (a filter not asked for). A
+   * condition every row must meet (the partner's own rows) is written with `and`, never dropped.
+   */
+  eq(column: string, value: unknown, cast = 'text'): this {
+    return value === null || value === undefined ? this : this.and(`${column} = ${this.arg(value, cast)}`);
+  }
+
   /** The conditions joined by AND (`true` when there are none). */
   get sql(): string {
     return this.conditions.length === 0 ? 'true' : this.conditions.join(' AND ');

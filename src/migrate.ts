@@ -18,6 +18,7 @@ const DOMAINS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'dom
  * checks that every file under src/domains/<d>/sql/ is listed exactly once).
  */
 export const DATABASE_FUNCTIONS: readonly string[] = [
+  'events/sql/event_record.sql',
   'ledger/sql/ledger_account_insert_guard.sql',
   'ledger/sql/ledger_account_update_guard.sql',
   'ledger/sql/ledger_account_kept.sql',

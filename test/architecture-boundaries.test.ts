@@ -64,6 +64,7 @@ const TABLE_OWNERS: Record<string, string> = {
   event_sequences: 'events',
   events: 'events',
   event_attempts: 'events',
+  event_deliveries: 'events',
   decimal_probes: 'diagnostics',
   organizations: 'organizations',
   subject_restrictions: 'organizations',

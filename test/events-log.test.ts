@@ -110,7 +110,7 @@ describe('event log, redelivery and egress addresses (D38, D9, 5.5)', () => {
 
   it('when an event FAILED, then a resend starts a fresh delivery cycle', async () => {
     const { eventId } = await recordTestEvent(svc, partner.partnerId);
-    await svc.db.query(`UPDATE events SET status = 'FAILED', next_attempt_at = NULL, failed_at = now() WHERE event_id = $1`, [eventId]);
+    await svc.db.query(`UPDATE event_deliveries SET status = 'FAILED', next_attempt_at = NULL, failed_at = now() WHERE event_id = $1`, [eventId]);
     await client.events.resend(eventId);
     await deliverDueEvents(svc.ctx);
     const detail = await client.events.eventDetail(eventId);

@@ -35,7 +35,7 @@ const COLUMNS: [table: string, column: string, domain: string][] = [
   ]),
   ['ledger_accounts', 'owner_type', 'ledger_owner_type'],
   ['ledger_accounts', 'currency', 'asset_code'],
-  ['events', 'status', 'event_status'],
+  ['event_deliveries', 'status', 'event_status'],
 ];
 
 /** Per domain: values its column refused before (and must now), and values it took. */
@@ -74,7 +74,7 @@ describe('schema: the approval tables\' column conditions as domains (issue 34, 
   it('every converted column has its domain, and no single-column CHECK is left on those tables but the ones kept', async () => {
     const rows = await svc.db.query<{ table: string; column: string; domain: string | null }>(
       `SELECT table_name AS "table", column_name AS "column", domain_name AS "domain" FROM information_schema.columns
-        WHERE table_schema = current_schema() AND table_name IN ('card_transactions', 'velocity_counters', 'ledger_accounts', 'events')`,
+        WHERE table_schema = current_schema() AND table_name IN ('card_transactions', 'velocity_counters', 'ledger_accounts', 'event_deliveries')`,
     );
     for (const [table, column, domain] of COLUMNS) {
       const row = rows.find((r) => r.table === table && r.column === column);
@@ -82,13 +82,13 @@ describe('schema: the approval tables\' column conditions as domains (issue 34, 
     }
     const checks = await svc.db.query<{ name: string }>(
       `SELECT conname AS name FROM pg_constraint
-        WHERE contype = 'c' AND conrelid IN ('card_transactions'::regclass, 'velocity_counters'::regclass, 'ledger_accounts'::regclass, 'events'::regclass)
+        WHERE contype = 'c' AND conrelid IN ('card_transactions'::regclass, 'velocity_counters'::regclass, 'ledger_accounts'::regclass, 'event_deliveries'::regclass)
         ORDER BY conname`,
     );
     // Conditions over several columns, the transaction id's length and the pending balance (read by the generated total) stay.
     assert.deepEqual(checks.map((c) => c.name), [
       'card_transactions_check', 'card_transactions_check1', 'card_transactions_funds_shape', 'card_transactions_hold_complete',
-      'card_transactions_trans_id_check', 'events_pending_has_due_time', 'ledger_accounts_pending_check',
+      'card_transactions_trans_id_check', 'event_deliveries_pending_has_due_time', 'ledger_accounts_pending_check',
     ]);
   });
 
@@ -112,8 +112,9 @@ describe('schema: the approval tables\' column conditions as domains (issue 34, 
     const { partner } = await svc.newPartner();
     await assert.rejects(
       svc.db.query(
-        `INSERT INTO events (event_id, partner_id, event_type, business_id, sequence, payload, create_time, status, next_attempt_at)
-         VALUES ('ev-domain-test', $1, 'CARD_TRANSACTION', 'b', 1, '{}', now(), 'SENT', now())`,
+        `WITH e AS (INSERT INTO events (event_id, partner_id, event_type, business_id, sequence, payload, create_time)
+                    VALUES ('ev-domain-test', $1, 'CARD_TRANSACTION', 'b', 1, '{}', now()) RETURNING event_id, partner_id)
+         INSERT INTO event_deliveries (event_id, partner_id, status, next_attempt_at) SELECT event_id, partner_id, 'SENT', now() FROM e`,
         [partner.partnerId],
       ),
       (err: { code?: string }) => err.code === '23514',

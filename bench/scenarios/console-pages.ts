@@ -40,6 +40,12 @@ await svc.db.query(
   [event.eventId, N, transId],
 );
 await svc.db.query(
+  `INSERT INTO event_deliveries
+   SELECT (jsonb_populate_record(NULL::event_deliveries, to_jsonb(d) || jsonb_build_object('event_id', 'evb' || g))).*
+   FROM event_deliveries d, generate_series(1, $2::int) g WHERE d.event_id = $1`,
+  [event.eventId, N],
+);
+await svc.db.query(
   `INSERT INTO audit_trail (seq, recorded_at, actor, operator_id, role, channel, action, target, summary, outcome, source_ip, request_id, prev_hash, hash)
    SELECT h.seq + g, now() - make_interval(secs => $1::int - g), 'bench.' || (g % 50), NULL, 'support', 'console', 'card.block', 'c' || g, '{}', 'DONE',
      '127.0.0.1', 'r' || g, repeat('0', 64), repeat('0', 64)

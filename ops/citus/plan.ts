@@ -35,7 +35,7 @@ export const OWN_KEY_TABLES = [{ table: 'replay_nonces', column: 'api_key' }] as
  * it from the parent (the spike's database is empty, so it only adds the column).
  */
 export const CHILDREN: { table: string; backfill: string }[] = [
-  { table: 'event_attempts', backfill: 'UPDATE event_attempts c SET partner_id = p.partner_id FROM events p WHERE p.event_id = c.event_id' },
+  { table: 'event_attempts', backfill: 'UPDATE event_attempts c SET partner_id = p.partner_id FROM event_deliveries p WHERE p.event_id = c.event_id' },
   { table: 'customer_addresses', backfill: 'UPDATE customer_addresses c SET partner_id = p.partner_id FROM customers p WHERE p.customer_id = c.customer_id' },
   { table: 'kyc_reviews', backfill: 'UPDATE kyc_reviews c SET partner_id = p.partner_id FROM customers p WHERE p.customer_id = c.customer_id' },
   {

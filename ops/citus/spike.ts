@@ -427,9 +427,9 @@ async function main(): Promise<void> {
     //    (its SELECT ... FOR UPDATE SKIP LOCKED over all partners); the other lease scans have its shape.
     try {
       const leased = await rows(c, `WITH due AS (
-          SELECT event_id FROM events WHERE status = 'PENDING' AND next_attempt_at <= $1 ORDER BY next_attempt_at, event_id LIMIT $4 FOR UPDATE SKIP LOCKED
+          SELECT event_id FROM event_deliveries WHERE status = 'PENDING' AND next_attempt_at <= $1 ORDER BY next_attempt_at, event_id LIMIT $4 FOR UPDATE SKIP LOCKED
         ), leased AS (
-          UPDATE events e SET next_attempt_at = $2, lease_token = $3, attempts = e.attempts + 1 FROM due WHERE e.event_id = due.event_id RETURNING e.*
+          UPDATE event_deliveries e SET next_attempt_at = $2, lease_token = $3, attempts = e.attempts + 1 FROM due WHERE e.event_id = due.event_id RETURNING e.*
         ) SELECT event_id FROM leased`, [new Date('2027-01-01T00:00:00Z'), new Date('2027-01-01T00:01:00Z'), 'spike-lease', 50]);
       findings.push(`the webhook worker's lease of due events over all partners (leaseDue): leased ${leased.length}`);
     } catch (err) {

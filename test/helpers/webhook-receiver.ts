@@ -149,8 +149,8 @@ export interface EventState {
 export async function eventState(db: Db, eventId: string): Promise<EventState> {
   const [row] = await db.query<EventState>(
     `SELECT status, attempts, next_attempt_at AS "nextAttemptAt", last_attempt_at AS "lastAttemptAt",
-            create_time AS "createTime", last_error AS "lastError"
-       FROM events WHERE event_id = $1`,
+            e.create_time AS "createTime", last_error AS "lastError"
+       FROM events e JOIN event_deliveries d ON d.event_id = e.event_id WHERE e.event_id = $1`,
     [eventId],
   );
   return row;

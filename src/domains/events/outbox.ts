@@ -1,7 +1,7 @@
 import type { Queryable } from '../../platform/db/db.ts';
 import { newId } from '../../platform/crypto/secrets.ts';
 import { stringifyJson } from '../../platform/http/json.ts';
-import { insertPendingEvent, nextEventSequence } from './store.ts';
+import { insertEvent } from './store.ts';
 
 export interface NewEvent {
   partnerId: string;
@@ -19,10 +19,9 @@ export interface NewEvent {
  * writers for one business id are serialized and never share a number.
  */
 export async function recordEvent(q: Queryable, event: NewEvent): Promise<{ eventId: string; sequence: number }> {
-  const sequence = await nextEventSequence(q, event.partnerId, event.businessId);
   const eventId = newId('ev');
-  await insertPendingEvent(q, {
-    eventId, partnerId: event.partnerId, eventType: event.eventType, businessId: event.businessId, sequence,
+  const sequence = await insertEvent(q, {
+    eventId, partnerId: event.partnerId, eventType: event.eventType, businessId: event.businessId,
     payload: stringifyJson(event.data ?? null), createTime: event.createTime,
   });
   return { eventId, sequence: Number(sequence) };

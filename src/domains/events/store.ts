@@ -6,31 +6,20 @@ import type { WebhookTarget } from '../partners/index.ts';
 /** PENDING, DELIVERED or FAILED: a wire value, defined by the contract. */
 export type { EventStatus };
 
+/** A new event: the fields that never change (its sequence is the next of its partner and business id). */
+export type EventRecord = Pick<LeasedEventRow, 'eventId' | 'partnerId' | 'eventType' | 'businessId' | 'payload' | 'createTime'>;
+
 /**
- * The next sequence number of (partner, businessId), as text (BIGINT). The upsert takes the row
- * lock, so concurrent writers for one business id are serialized and never share a number.
+ * Records the event with the next sequence of (partner, businessId) and its delivery state, due at
+ * once (D38: the worker sees it when the caller's transaction commits), in one statement
+ * (sql/event_record.sql). Answers the sequence, as text (BIGINT).
  */
-export async function nextEventSequence(q: Queryable, partnerId: string, businessId: string): Promise<string> {
+export async function insertEvent(q: Queryable, e: EventRecord): Promise<string> {
   const [{ sequence }] = await q.query<{ sequence: string }>(
-    `INSERT INTO event_sequences (partner_id, business_id, last_sequence) VALUES ($1, $2, 1)
-     ON CONFLICT (partner_id, business_id) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1
-     RETURNING last_sequence AS sequence`,
-    [partnerId, businessId],
+    `SELECT event_record($1, $2, $3, $4, $5, $6)::text AS sequence`,
+    [e.eventId, e.partnerId, e.eventType, e.businessId, e.payload, e.createTime],
   );
   return sequence;
-}
-
-/** A new event: the fields of a leased one that exist from the start (delivery state starts at its defaults). */
-export type NewPendingEvent = Pick<LeasedEventRow, 'eventId' | 'partnerId' | 'eventType' | 'businessId' | 'sequence' | 'payload' | 'createTime'>;
-
-/** Inserts the event due for delivery at once (D38): the worker sees it when the caller's transaction commits. */
-export async function insertPendingEvent(q: Queryable, e: NewPendingEvent): Promise<void> {
-  await q.query(
-    `INSERT INTO events (event_id, partner_id, event_type, business_id, sequence, payload, create_time,
-       status, next_attempt_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 'PENDING', $7)`,
-    [e.eventId, e.partnerId, e.eventType, e.businessId, e.sequence, e.payload, e.createTime],
-  );
 }
 
 /** An event as the delivery worker holds it while its lease runs. */
@@ -62,7 +51,7 @@ export interface LeasedEventRow {
 /** Events due for delivery now and the oldest due time (metrics, issue 27): what the next lease would take. */
 export async function dueEventsBacklog(q: Queryable, now: Date): Promise<{ pending: number; oldestDueAt: Date | null }> {
   const [row] = await q.query<{ pending: number; oldestDueAt: Date | null }>(
-    `SELECT count(*)::int AS pending, min(next_attempt_at) AS "oldestDueAt" FROM events
+    `SELECT count(*)::int AS pending, min(next_attempt_at) AS "oldestDueAt" FROM event_deliveries
       WHERE status = 'PENDING' AND next_attempt_at <= $1`,
     [now],
   );
@@ -72,7 +61,8 @@ export async function dueEventsBacklog(q: Queryable, now: Date): Promise<{ pendi
 /** Events not delivered yet (due, waiting for a retry or for the partner's settings) and the creation time of the oldest. */
 export async function undeliveredEvents(q: Queryable): Promise<{ pending: number; oldestCreatedAt: Date | null }> {
   const [row] = await q.query<{ pending: number; oldestCreatedAt: Date | null }>(
-    `SELECT count(*)::int AS pending, min(create_time) AS "oldestCreatedAt" FROM events WHERE status = 'PENDING'`,
+    `SELECT count(*)::int AS pending, min(e.create_time) AS "oldestCreatedAt"
+       FROM event_deliveries d JOIN events e ON e.event_id = d.event_id WHERE d.status = 'PENDING'`,
   );
   return row;
 }
@@ -93,40 +83,41 @@ export async function leaseDueWithAttempts(
     // then each one's second, and so on, oldest first within a turn. Taken oldest first overall, a
     // partner whose endpoint hangs (each attempt waits out the timeout) with a backlog of N events held
     // every other partner's events back for N / batch runs of the timeout each. The candidates are read
-    // without locks (the partners with undelivered events by a loose scan of events_due, then at most a
+    // without locks (the partners with undelivered events by a loose scan of event_deliveries_due, then at most a
     // batch per partner, one probe each; twice a batch kept, so the lock step joins them by primary key),
     // then locked in turn order, skipping those another instance holds.
     `WITH RECURSIVE owners AS (
-       -- The partners with undelivered events, one probe of events_due each (a loose index scan).
-       (SELECT partner_id FROM events WHERE status = 'PENDING' ORDER BY partner_id LIMIT 1)
+       -- The partners with undelivered events, one probe of event_deliveries_due each (a loose index scan).
+       (SELECT partner_id FROM event_deliveries WHERE status = 'PENDING' ORDER BY partner_id LIMIT 1)
        UNION ALL
-       SELECT (SELECT e.partner_id FROM events e WHERE e.status = 'PENDING' AND e.partner_id > o.partner_id ORDER BY e.partner_id LIMIT 1)
+       SELECT (SELECT d.partner_id FROM event_deliveries d WHERE d.status = 'PENDING' AND d.partner_id > o.partner_id ORDER BY d.partner_id LIMIT 1)
          FROM owners o WHERE o.partner_id IS NOT NULL
      ), candidates AS (
        SELECT c.event_id, c.next_attempt_at,
               row_number() OVER (PARTITION BY o.partner_id ORDER BY c.next_attempt_at, c.event_id) AS turn
          FROM owners o
          CROSS JOIN LATERAL (
-           SELECT e.event_id, e.next_attempt_at FROM events e
-            WHERE e.partner_id = o.partner_id AND e.status = 'PENDING' AND e.next_attempt_at <= $1
-            ORDER BY e.next_attempt_at, e.event_id
+           SELECT d.event_id, d.next_attempt_at FROM event_deliveries d
+            WHERE d.partner_id = o.partner_id AND d.status = 'PENDING' AND d.next_attempt_at <= $1
+            ORDER BY d.next_attempt_at, d.event_id
             LIMIT $4
          ) c
         ORDER BY turn, c.next_attempt_at, c.event_id
         LIMIT $4 * 2
      ), due AS (
-       SELECT e.event_id FROM events e JOIN candidates c ON c.event_id = e.event_id
-        WHERE e.status = 'PENDING' AND e.next_attempt_at <= $1
+       SELECT d.event_id FROM event_deliveries d JOIN candidates c ON c.event_id = d.event_id
+        WHERE d.status = 'PENDING' AND d.next_attempt_at <= $1
         ORDER BY c.turn, c.next_attempt_at, c.event_id
         LIMIT $4
-        FOR UPDATE OF e SKIP LOCKED
+        FOR UPDATE OF d SKIP LOCKED
      ), leased AS (
-       UPDATE events e
-          SET next_attempt_at = $2, lease_token = $3, attempts = e.attempts + 1,
-              delivery_attempts = e.delivery_attempts + 1,
-              delivery_started_at = COALESCE(e.delivery_started_at, $1)
-         FROM due WHERE e.event_id = due.event_id
-       RETURNING e.*
+       -- The narrow delivery row changes; the event itself is only read (migration 157).
+       UPDATE event_deliveries d
+          SET next_attempt_at = $2, lease_token = $3, attempts = d.attempts + 1,
+              delivery_attempts = d.delivery_attempts + 1,
+              delivery_started_at = COALESCE(d.delivery_started_at, $1)
+         FROM due WHERE d.event_id = due.event_id
+       RETURNING d.*
      ), abandoned AS (
        UPDATE event_attempts a SET outcome = 'LEASE_EXPIRED', finished_at = $1,
               error = 'the worker holding this attempt stopped before recording an answer; the lease ran out'
@@ -137,11 +128,11 @@ export async function leaseDueWithAttempts(
          FROM leased l
        RETURNING attempt_id, event_id
      )
-     SELECT l.event_id AS "eventId", l.partner_id AS "partnerId", l.event_type AS "eventType",
-            l.business_id AS "businessId", l.sequence::text AS "sequence", l.payload, l.create_time AS "createTime",
+     SELECT l.event_id AS "eventId", l.partner_id AS "partnerId", e.event_type AS "eventType",
+            e.business_id AS "businessId", e.sequence::text AS "sequence", e.payload, e.create_time AS "createTime",
             l.attempts AS "attemptNo", l.delivery_attempts AS "deliveryAttempt",
             l.delivery_started_at AS "deliveryStartedAt", l.lease_token AS "leaseToken", o.attempt_id AS "attemptId"
-       FROM leased l JOIN opened o ON o.event_id = l.event_id`,
+       FROM leased l JOIN opened o ON o.event_id = l.event_id JOIN events e ON e.event_id = l.event_id`,
     [args.now, args.leaseUntil, args.leaseToken, args.limit],
   );
 }
@@ -152,14 +143,15 @@ export async function leaseEventNow(
   args: { eventId: string; now: Date; leaseUntil: Date; leaseToken: string },
 ): Promise<LeasedEventRow[]> {
   return q.query<LeasedEventRow>(
-    `UPDATE events e
-        SET next_attempt_at = $3, lease_token = $4, attempts = e.attempts + 1,
-            delivery_attempts = e.delivery_attempts + 1, delivery_started_at = COALESCE(e.delivery_started_at, $2)
-      WHERE e.event_id = $1 AND e.status = 'PENDING'
+    `UPDATE event_deliveries d
+        SET next_attempt_at = $3, lease_token = $4, attempts = d.attempts + 1,
+            delivery_attempts = d.delivery_attempts + 1, delivery_started_at = COALESCE(d.delivery_started_at, $2)
+       FROM events e
+      WHERE d.event_id = $1 AND d.status = 'PENDING' AND e.event_id = d.event_id
      RETURNING e.event_id AS "eventId", e.partner_id AS "partnerId", e.event_type AS "eventType",
             e.business_id AS "businessId", e.sequence::text AS "sequence", e.payload, e.create_time AS "createTime",
-            e.attempts AS "attemptNo", e.delivery_attempts AS "deliveryAttempt",
-            e.delivery_started_at AS "deliveryStartedAt", e.lease_token AS "leaseToken"`,
+            d.attempts AS "attemptNo", d.delivery_attempts AS "deliveryAttempt",
+            d.delivery_started_at AS "deliveryStartedAt", d.lease_token AS "leaseToken"`,
     [args.eventId, args.now, args.leaseUntil, args.leaseToken],
   );
 }
@@ -226,12 +218,12 @@ export async function settleAttempts(q: Queryable, settlements: AttemptSettlemen
               finished_at = s.finished_at
          FROM s WHERE a.attempt_id = s.attempt_id
      )
-     UPDATE events e SET status = s.status, lease_token = NULL, last_attempt_at = s.finished_at, last_http_status = s.http_status,
+     UPDATE event_deliveries d SET status = s.status, lease_token = NULL, last_attempt_at = s.finished_at, last_http_status = s.http_status,
             last_error = s.error, next_attempt_at = s.next_attempt_at,
-            delivered_at = CASE WHEN s.status = 'DELIVERED' THEN s.finished_at ELSE e.delivered_at END,
+            delivered_at = CASE WHEN s.status = 'DELIVERED' THEN s.finished_at ELSE d.delivered_at END,
             failed_at = CASE WHEN s.status = 'FAILED' THEN s.finished_at ELSE NULL END
-       FROM s WHERE e.event_id = s.event_id AND e.lease_token = s.lease_token
-     RETURNING e.event_id AS "eventId"`,
+       FROM s WHERE d.event_id = s.event_id AND d.lease_token = s.lease_token
+     RETURNING d.event_id AS "eventId"`,
     [
       settlements.map((s) => s.eventId), settlements.map((s) => s.leaseToken), settlements.map((s) => s.attemptId),
       settlements.map((s) => s.result.outcome), settlements.map((s) => s.result.httpStatus), settlements.map((s) => s.result.latencyMs),
@@ -249,7 +241,7 @@ export async function settleAttempts(q: Queryable, settlements: AttemptSettlemen
  */
 export async function makeWaitingEventsDue(q: Queryable, args: { partnerId: string; now: Date }): Promise<number> {
   const rows = await q.query(
-    `UPDATE events SET next_attempt_at = $2
+    `UPDATE event_deliveries SET next_attempt_at = $2
       WHERE partner_id = $1 AND status = 'PENDING' AND lease_token IS NULL AND next_attempt_at > $2
       RETURNING event_id`,
     [args.partnerId, args.now],
@@ -266,7 +258,7 @@ export async function rescheduleLeasedEvent(
   args: { eventId: string; leaseToken: string; retryAt: Date | null; error: string; now: Date },
 ): Promise<boolean> {
   const rows = await q.query(
-    `UPDATE events SET lease_token = NULL, last_error = $4,
+    `UPDATE event_deliveries SET lease_token = NULL, last_error = $4,
             status = CASE WHEN $3::timestamptz IS NULL THEN 'FAILED' ELSE status END,
             next_attempt_at = $3, failed_at = CASE WHEN $3::timestamptz IS NULL THEN $5::timestamptz ELSE NULL END
       WHERE event_id = $1 AND lease_token = $2 AND status = 'PENDING'
@@ -293,10 +285,12 @@ export interface EventRow {
   failedAt: Date | null;
 }
 
-const EVENT_COLUMNS = `event_id AS "eventId", event_type AS "eventType", business_id AS "businessId",
-  sequence::text AS "sequence", payload, create_time AS "createTime", status, attempts,
-  last_attempt_at AS "lastAttemptAt", last_http_status AS "lastHttpStatus", last_error AS "lastError",
-  next_attempt_at AS "nextAttemptAt", delivered_at AS "deliveredAt", failed_at AS "failedAt"`;
+/** An event (e) with its delivery state (d, migration 157). */
+const EVENT_COLUMNS = `e.event_id AS "eventId", e.event_type AS "eventType", e.business_id AS "businessId",
+  e.sequence::text AS "sequence", e.payload, e.create_time AS "createTime", d.status, d.attempts,
+  d.last_attempt_at AS "lastAttemptAt", d.last_http_status AS "lastHttpStatus", d.last_error AS "lastError",
+  d.next_attempt_at AS "nextAttemptAt", d.delivered_at AS "deliveredAt", d.failed_at AS "failedAt"`;
+const EVENTS_WITH_DELIVERY = 'events e JOIN event_deliveries d ON d.event_id = e.event_id';
 
 export interface EventFilter {
   partnerId: string;
@@ -311,22 +305,24 @@ export interface EventFilter {
 
 /** The partner's events, newest first (D9). */
 export async function listEventRows(q: Queryable, f: EventFilter, limit: number, offset: number): Promise<{ total: number; rows: EventRow[] }> {
-  const where = ['partner_id = $1'];
+  const where = ['e.partner_id = $1'];
   const params: unknown[] = [f.partnerId];
   const add = (clause: string, value: unknown) => {
     params.push(value);
     where.push(clause.replace('?', `$${params.length}`));
   };
-  if (f.eventType !== undefined) add('event_type = ?', f.eventType);
-  if (f.status !== undefined) add('status = ?', f.status);
-  if (f.businessId !== undefined) add('business_id = ?', f.businessId);
-  if (f.startTime !== undefined) add('create_time >= ?', f.startTime);
-  if (f.endTime !== undefined) add('create_time < ?', f.endTime);
+  if (f.eventType !== undefined) add('e.event_type = ?', f.eventType);
+  if (f.status !== undefined) add('d.status = ?', f.status);
+  if (f.businessId !== undefined) add('e.business_id = ?', f.businessId);
+  if (f.startTime !== undefined) add('e.create_time >= ?', f.startTime);
+  if (f.endTime !== undefined) add('e.create_time < ?', f.endTime);
   const clause = where.join(' AND ');
-  const [{ total }] = await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM events WHERE ${clause}`, params);
+  // The count reads the delivery rows only when the status is a filter.
+  const counted = f.status !== undefined ? EVENTS_WITH_DELIVERY : 'events e';
+  const [{ total }] = await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM ${counted} WHERE ${clause}`, params);
   const rows = await q.query<EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM events WHERE ${clause}
-      ORDER BY create_time DESC, sequence DESC, event_id DESC
+    `SELECT ${EVENT_COLUMNS} FROM ${EVENTS_WITH_DELIVERY} WHERE ${clause}
+      ORDER BY e.create_time DESC, e.sequence DESC, e.event_id DESC
       LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, limit, offset],
   );
@@ -336,7 +332,7 @@ export async function listEventRows(q: Queryable, f: EventFilter, limit: number,
 /** One event of the partner; another partner's event is "not found" (never revealed). */
 export async function findEventRow(q: Queryable, partnerId: string, eventId: string, forUpdate = false): Promise<EventRow | null> {
   const rows = await q.query<EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM events WHERE partner_id = $1 AND event_id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    `SELECT ${EVENT_COLUMNS} FROM ${EVENTS_WITH_DELIVERY} WHERE e.partner_id = $1 AND e.event_id = $2${forUpdate ? ' FOR UPDATE OF d' : ''}`,
     [partnerId, eventId],
   );
   return rows[0] ?? null;
@@ -371,7 +367,7 @@ export async function listAttemptRows(q: Queryable, eventId: string, limit: numb
  */
 export async function scheduleRedelivery(q: Queryable, eventId: string, now: Date): Promise<{ nextAttemptAt: Date }> {
   const [row] = await q.query<{ nextAttemptAt: Date }>(
-    `UPDATE events
+    `UPDATE event_deliveries
         SET next_attempt_at = CASE WHEN status = 'PENDING' AND lease_token IS NOT NULL AND next_attempt_at > $2
                                    THEN next_attempt_at ELSE $2 END,
             lease_token = CASE WHEN status = 'PENDING' AND lease_token IS NOT NULL AND next_attempt_at > $2

@@ -278,7 +278,7 @@ BEGIN
   END IF;
   v_json := card_transaction_json(v_t)::text;
   -- The CARD_TRANSACTION event (D38), with the payload this call built.
-  PERFORM card_transaction_event(v_t, p_event_id, p_now, v_json);
+  PERFORM event_record(p_event_id, v_t.partner_id, 'CARD_TRANSACTION', v_t.card_id, v_json, p_now);
 
   -- LOW_BALANCE (2.12, D49) when this spend takes a pool below its threshold: once per UTC day while
   -- low, again at once after the pool was back at or above the threshold (the scan's rule).
@@ -289,14 +289,10 @@ BEGIN
          v_alert.last_alert_day IS NULL OR v_alert.last_alert_day < (p_now AT TIME ZONE 'UTC')::date
          OR EXISTS (SELECT 1 FROM ledger_entries e WHERE e.account_id = v_account_id
                      AND e.account_version > COALESCE(v_alert.last_alert_version, 0) AND e.available_after >= v_alert.threshold)) THEN
-      INSERT INTO event_sequences (partner_id, business_id, last_sequence) VALUES (v_card.partner_id, v_card.organization_id, 1)
-        ON CONFLICT (partner_id, business_id) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1;
-      INSERT INTO events (event_id, partner_id, event_type, business_id, sequence, payload, create_time, status, next_attempt_at)
-        SELECT p_alert_event_id, v_card.partner_id, 'LOW_BALANCE', v_card.organization_id, s.last_sequence,
-               json_build_object('organizationId', v_card.organization_id, 'currency', v_bcur,
-                                 'available', round(v_after_available, 2), 'threshold', round(v_alert.threshold, 2))::text,
-               p_now, 'PENDING', p_now
-          FROM event_sequences s WHERE s.partner_id = v_card.partner_id AND s.business_id = v_card.organization_id;
+      PERFORM event_record(p_alert_event_id, v_card.partner_id, 'LOW_BALANCE', v_card.organization_id,
+                           json_build_object('organizationId', v_card.organization_id, 'currency', v_bcur,
+                                             'available', round(v_after_available, 2), 'threshold', round(v_alert.threshold, 2))::text,
+                           p_now);
       UPDATE balance_alert_settings SET last_alert_day = (p_now AT TIME ZONE 'UTC')::date, last_alert_version = v_after_version,
              last_alert_at = p_now
        WHERE organization_id = v_card.organization_id AND currency = v_bcur;

@@ -1,0 +1,45 @@
+-- Issue 34: an event's delivery state moves out of the event into a narrow row of its own.
+--
+-- An event (001) is written once and never changes: its id, partner, type, business id, sequence,
+-- payload and creation time. Its delivery state (010) changes at least twice per attempt: the lease
+-- and the settlement. In one row, each of those changes copied the whole event (about 1 KB with the
+-- CARD_TRANSACTION payload) and, since the due time is indexed, added an entry to each of the event's
+-- five indexes. Here the same changes rewrite a row of about 100 bytes with two indexes, and the
+-- event row is never updated again. Each event has exactly one delivery row, written with it
+-- (events/sql/event_record.sql). Columns, meaning and defaults are those of 010.
+CREATE TABLE event_deliveries (
+  event_id            text PRIMARY KEY REFERENCES events (event_id),
+  -- The event's partner (never changes): the due index is keyed by it (155).
+  partner_id          text         NOT NULL,
+  status              event_status NOT NULL DEFAULT 'PENDING',
+  attempts            integer      NOT NULL DEFAULT 0,
+  delivery_attempts   integer      NOT NULL DEFAULT 0,
+  delivery_started_at timestamptz,
+  next_attempt_at     timestamptz,
+  lease_token         text,
+  last_attempt_at     timestamptz,
+  last_http_status    integer,
+  last_error          text,
+  delivered_at        timestamptz,
+  failed_at           timestamptz,
+  CONSTRAINT event_deliveries_pending_has_due_time CHECK (status <> 'PENDING' OR next_attempt_at IS NOT NULL)
+);
+
+INSERT INTO event_deliveries (event_id, partner_id, status, attempts, delivery_attempts, delivery_started_at, next_attempt_at,
+                              lease_token, last_attempt_at, last_http_status, last_error, delivered_at, failed_at)
+SELECT event_id, partner_id, status, attempts, delivery_attempts, delivery_started_at, next_attempt_at,
+       lease_token, last_attempt_at, last_http_status, last_error, delivered_at, failed_at
+  FROM events;
+
+-- The delivery worker's scan (155), on the narrow rows.
+CREATE INDEX event_deliveries_due ON event_deliveries (partner_id, next_attempt_at, event_id) WHERE status = 'PENDING';
+
+-- Attempts belong to a delivery.
+ALTER TABLE event_attempts DROP CONSTRAINT event_attempts_event_id_fkey,
+  ADD CONSTRAINT event_attempts_event_id_fkey FOREIGN KEY (event_id) REFERENCES event_deliveries (event_id);
+
+-- events_due and events_pending_has_due_time go with the columns.
+ALTER TABLE events
+  DROP COLUMN status, DROP COLUMN attempts, DROP COLUMN delivery_attempts, DROP COLUMN delivery_started_at,
+  DROP COLUMN next_attempt_at, DROP COLUMN lease_token, DROP COLUMN last_attempt_at, DROP COLUMN last_http_status,
+  DROP COLUMN last_error, DROP COLUMN delivered_at, DROP COLUMN failed_at;

@@ -2,7 +2,8 @@
  * Same-run A/B of the signed POSTs of issue 34: an approval (POST /open-api/sandbox/v1/simulate/authorization
  * over the authorization scenario's 200 funded cards) or a credit (POST /user-asset/v1/credit over 1,000
  * users), on PostgreSQL at the scenarios' 8 connections. Services from different builds (or node flags)
- * run on one database with the same partner; each round loads every service once, the order rotated
+ * run on one database with the same partner (AB_DATABASE=per-target: each on a database of its own, for builds
+ * whose database functions or tables differ, since the last service to start applies its own); each round loads every service once, the order rotated
  * each round; every line has the CPU per request of the service process, of PostgreSQL and of the
  * whole machine (/proc). Run by hand under the host's CPU lock, e.g. with a copy of the previous build:
  *   cp -r dist .tmp/dist-old && npm run build
@@ -61,25 +62,37 @@ async function loadCredits(service: Service, signer: { apiKey: string; secretKey
   return { perS: result.requests.total / durationS, p99: result.latency.p99, bad: bad + result.errors, service: cpu.service, postgres: cpu.postgres, machine: cpu.machine };
 }
 
-const pgUrl = await freshDatabase('h34s_ab_post');
+const perTarget = process.env.AB_DATABASE === 'per-target';
+const pgUrl = perTarget ? '' : await freshDatabase('h34s_ab_post');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'cardsvc-ab-post-'));
 const services: Service[] = [];
 try {
   let port = 18480;
-  for (const spec of specs) services.push(await start(spec.name, spec.args, port++, { DATABASE_URL: pgUrl, DATA_DIR: dataDir }));
+  for (const spec of specs) {
+    const url = perTarget ? await freshDatabase(`h34s_ab_post_${spec.name.replace(/\W/g, '_')}`) : pgUrl;
+    services.push(await start(spec.name, spec.args, port++, { DATABASE_URL: url, DATA_DIR: dataDir }));
+  }
+  // One world (partner, cards or users) on the shared database, or one per target's database.
+  const worldOf = <W>(make: (s: Service) => Promise<W>): Promise<(s: Service) => W> => (async () => {
+    const made = new Map<Service, W>();
+    for (const s of perTarget ? services : [services[0]]) made.set(s, await make(s));
+    return (s: Service) => made.get(s) ?? made.get(services[0])!;
+  })();
   let loadOne: (s: Service, durationS: number) => Promise<Sample>;
   if (scenario === 'authorization') {
-    const world = await buildWorld(services[0]);
+    const world = await worldOf((s) => buildWorld(s));
     loadOne = async (s, d) => {
-      const a = await loadAuthorizations(s, world, d);
+      const a = await loadAuthorizations(s, world(s), d);
       return { perS: a.approvalsPerS, p99: a.p99, bad: a.declined + a.non2xx + a.errors, service: a.serviceCpuMsPerRequest, postgres: a.postgresCpuMsPerRequest, machine: a.machineCpuMsPerRequest };
     };
   } else {
-    const res = await fetch(`${services[0].base}/internal/admin/v1/partners`, {
-      method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'ab-post' }),
+    const signer = await worldOf(async (s) => {
+      const res = await fetch(`${s.base}/internal/admin/v1/partners`, {
+        method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'ab-post' }),
+      });
+      return ((await res.json()) as { data: { apiKey: string; secretKey: string } }).data;
     });
-    const { data } = (await res.json()) as { data: { apiKey: string; secretKey: string } };
-    loadOne = (s, d) => loadCredits(s, data, d);
+    loadOne = (s, d) => loadCredits(s, signer(s), d);
   }
   for (const s of services) await loadOne(s, 3); // warm-up (the credits' first use creates the users)
   const samples = new Map<string, Sample[]>(services.map((s) => [s.name, []]));

@@ -34,6 +34,14 @@ SELECT event_id, partner_id, status, attempts, delivery_attempts, delivery_start
 -- The delivery worker's scan (155), on the narrow rows.
 CREATE INDEX event_deliveries_due ON event_deliveries (partner_id, next_attempt_at, event_id) WHERE status = 'PENDING';
 
+-- A queue's dead rows: each lease and each settlement moves the event's entry in event_deliveries_due,
+-- and the old entries stay until vacuum, at the head of each partner's range, where every claim starts
+-- (and steps over them: 3.1 ms per claim after 45,000 events in the bench, 0.26 ms after a VACUUM of
+-- 56 ms). With the default scale factor (20 % of the table) that head grows with the table's history;
+-- here autovacuum takes the table after a few thousand dead rows, at full speed (narrow rows: cheap).
+ALTER TABLE event_deliveries SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 5000,
+  autovacuum_vacuum_cost_delay = 0, autovacuum_analyze_scale_factor = 0.05);
+
 -- Attempts belong to a delivery.
 ALTER TABLE event_attempts DROP CONSTRAINT event_attempts_event_id_fkey,
   ADD CONSTRAINT event_attempts_event_id_fkey FOREIGN KEY (event_id) REFERENCES event_deliveries (event_id);

@@ -19,6 +19,7 @@ const DOMAINS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'dom
  */
 export const DATABASE_FUNCTIONS: readonly string[] = [
   'events/sql/event_record.sql',
+  'events/sql/event_written_once.sql',
   'ledger/sql/ledger_account_insert_guard.sql',
   'ledger/sql/ledger_account_update_guard.sql',
   'ledger/sql/ledger_account_kept.sql',

@@ -60,7 +60,9 @@ describe('event delivery state in its own rows: migration of the previous layout
           ADD COLUMN delivery_attempts integer NOT NULL DEFAULT 0, ADD COLUMN delivery_started_at timestamptz,
           ADD COLUMN next_attempt_at timestamptz DEFAULT now(), ADD COLUMN lease_token text, ADD COLUMN last_attempt_at timestamptz,
           ADD COLUMN last_http_status integer, ADD COLUMN last_error text, ADD COLUMN delivered_at timestamptz, ADD COLUMN failed_at timestamptz;
+        ALTER TABLE events DISABLE TRIGGER events_written_once;
         UPDATE events e SET ${DELIVERY_COLUMNS.map((c) => `${c} = d.${c}`).join(', ')} FROM event_deliveries d WHERE d.event_id = e.event_id;
+        ALTER TABLE events ENABLE TRIGGER events_written_once;
         ALTER TABLE events ADD CONSTRAINT events_pending_has_due_time CHECK (status <> 'PENDING' OR next_attempt_at IS NOT NULL);
         CREATE INDEX events_due ON events (partner_id, next_attempt_at, event_id) WHERE status = 'PENDING';
         ALTER TABLE event_attempts DROP CONSTRAINT event_attempts_event_id_fkey,
@@ -110,6 +112,13 @@ describe('event delivery state in its own rows: migration of the previous layout
       `SELECT array_agg(column_name::text ORDER BY ordinal_position) AS columns FROM information_schema.columns
         WHERE table_schema = current_schema() AND table_name = 'events'`);
     assert.deepEqual(columns, ['event_id', 'partner_id', 'event_type', 'business_id', 'sequence', 'payload', 'create_time'], 'the event keeps only what never changes');
+
+    // The event is written once (event_written_once): a change is refused and changes nothing.
+    const payloadOf = async () => (await svc.db.query<{ payload: string }>('SELECT payload FROM events WHERE event_id = $1', [delivered.eventId]))[0].payload;
+    const payload = await payloadOf();
+    await assert.rejects(svc.db.query(`UPDATE events SET payload = '{}' WHERE event_id = $1`, [delivered.eventId]),
+      (err: { code?: string; message?: string }) => err.code === '23514' && /written once/.test(err.message ?? ''));
+    assert.equal(await payloadOf(), payload);
 
     // Through the API, each event reads as it did.
     const detail = (c: CardServiceClient, id: string) => c.events.eventDetail(id);

@@ -201,8 +201,12 @@ describe('webhook delivery (D38, D49): signed POSTs from the outbox, retries', (
     backlogReceiver.useCredentials(busy);
     try {
       const backlog: string[] = [];
-      for (let i = 0; i < 12; i++) backlog.push((await recordTestEvent(svc, busy.partnerId)).eventId);
-      svc.clock.advance(1);
+      // One millisecond apart, so that "oldest" is their order: ids minted within one millisecond of the
+      // real clock order at random, and events due at the same instant are taken in id order.
+      for (let i = 0; i < 12; i++) {
+        backlog.push((await recordTestEvent(svc, busy.partnerId)).eventId);
+        svc.clock.advance(1);
+      }
       const { eventId: other } = await recordTestEvent(svc, partner.partnerId);
       const first = await deliverDueEvents(svc.ctx, { limit: 4 });
       assert.equal(first.leased, 4);

@@ -87,18 +87,24 @@ export async function leaseDueWithAttempts(
     // batch per partner, one probe each; twice a batch kept, so the lock step joins them by primary key),
     // then locked in turn order, skipping those another instance holds.
     `WITH RECURSIVE owners AS (
-       -- The partners with undelivered events, one probe of event_deliveries_due each (a loose index scan).
-       (SELECT partner_id FROM event_deliveries WHERE status = 'PENDING' ORDER BY partner_id LIMIT 1)
+       -- The partners with undelivered events, one probe of event_deliveries_due each (a loose index scan),
+       -- with each one's earliest due time: the index entry the probe found first. The partner's due events
+       -- are read from there on, so the second read skips the dead entries that leases and settlements
+       -- leave at the head of the partner's range until vacuum (the first read stepped over them already;
+       -- one statement, one snapshot: no undelivered event of the partner is due earlier).
+       (SELECT partner_id, next_attempt_at AS earliest FROM event_deliveries WHERE status = 'PENDING'
+         ORDER BY partner_id, next_attempt_at, event_id LIMIT 1)
        UNION ALL
-       SELECT (SELECT d.partner_id FROM event_deliveries d WHERE d.status = 'PENDING' AND d.partner_id > o.partner_id ORDER BY d.partner_id LIMIT 1)
-         FROM owners o WHERE o.partner_id IS NOT NULL
+       SELECT n.partner_id, n.earliest FROM owners o CROSS JOIN LATERAL (
+         SELECT d.partner_id, d.next_attempt_at AS earliest FROM event_deliveries d WHERE d.status = 'PENDING' AND d.partner_id > o.partner_id
+          ORDER BY d.partner_id, d.next_attempt_at, d.event_id LIMIT 1) n
      ), candidates AS (
        SELECT c.event_id, c.next_attempt_at,
               row_number() OVER (PARTITION BY o.partner_id ORDER BY c.next_attempt_at, c.event_id) AS turn
          FROM owners o
          CROSS JOIN LATERAL (
            SELECT d.event_id, d.next_attempt_at FROM event_deliveries d
-            WHERE d.partner_id = o.partner_id AND d.status = 'PENDING' AND d.next_attempt_at <= $1
+            WHERE d.partner_id = o.partner_id AND d.status = 'PENDING' AND d.next_attempt_at >= o.earliest AND d.next_attempt_at <= $1
             ORDER BY d.next_attempt_at, d.event_id
             LIMIT $4
          ) c

@@ -41,7 +41,8 @@ describe('event delivery state in its own rows: migration of the previous layout
   /** Every event with its delivery state and attempts, as one comparable text per event. */
   async function snapshot(fromEventsRow: boolean): Promise<Map<string, string>> {
     const from = fromEventsRow ? 'events e' : 'events e JOIN event_deliveries d ON d.event_id = e.event_id';
-    const cols = DELIVERY_COLUMNS.map((c) => `${fromEventsRow ? 'e' : 'd'}.${c}`).join(', ');
+    // The previous layout's next_attempt_at was the lease's expiry while a lease ran: lease_until now.
+    const cols = DELIVERY_COLUMNS.map((c) => (fromEventsRow ? `e.${c}` : c === 'next_attempt_at' ? 'GREATEST(d.next_attempt_at, d.lease_until)' : `d.${c}`)).join(', ');
     const rows = await svc.db.query<{ eventId: string; state: string }>(
       `SELECT e.event_id AS "eventId",
               json_build_array(e.partner_id, e.event_type, e.business_id, e.sequence::text, e.payload, e.create_time, ${cols},
@@ -61,7 +62,8 @@ describe('event delivery state in its own rows: migration of the previous layout
           ADD COLUMN next_attempt_at timestamptz DEFAULT now(), ADD COLUMN lease_token text, ADD COLUMN last_attempt_at timestamptz,
           ADD COLUMN last_http_status integer, ADD COLUMN last_error text, ADD COLUMN delivered_at timestamptz, ADD COLUMN failed_at timestamptz;
         ALTER TABLE events DISABLE TRIGGER events_written_once;
-        UPDATE events e SET ${DELIVERY_COLUMNS.map((c) => `${c} = d.${c}`).join(', ')} FROM event_deliveries d WHERE d.event_id = e.event_id;
+        UPDATE events e SET ${DELIVERY_COLUMNS.map((c) => (c === 'next_attempt_at' ? `${c} = GREATEST(d.next_attempt_at, d.lease_until)` : `${c} = d.${c}`)).join(', ')}
+          FROM event_deliveries d WHERE d.event_id = e.event_id;
         ALTER TABLE events ENABLE TRIGGER events_written_once;
         ALTER TABLE events ADD CONSTRAINT events_pending_has_due_time CHECK (status <> 'PENDING' OR next_attempt_at IS NOT NULL);
         CREATE INDEX events_due ON events (partner_id, next_attempt_at, event_id) WHERE status = 'PENDING';

@@ -148,7 +148,7 @@ export interface EventState {
 /** The delivery state of one event, read straight from the outbox table. */
 export async function eventState(db: Db, eventId: string): Promise<EventState> {
   const [row] = await db.query<EventState>(
-    `SELECT status, attempts, next_attempt_at AS "nextAttemptAt", last_attempt_at AS "lastAttemptAt",
+    `SELECT status, attempts, GREATEST(next_attempt_at, lease_until) AS "nextAttemptAt", last_attempt_at AS "lastAttemptAt",
             e.create_time AS "createTime", last_error AS "lastError"
        FROM events e JOIN event_deliveries d ON d.event_id = e.event_id WHERE e.event_id = $1`,
     [eventId],

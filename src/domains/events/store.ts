@@ -52,7 +52,7 @@ export interface LeasedEventRow {
 export async function dueEventsBacklog(q: Queryable, now: Date): Promise<{ pending: number; oldestDueAt: Date | null }> {
   const [row] = await q.query<{ pending: number; oldestDueAt: Date | null }>(
     `SELECT count(*)::int AS pending, min(next_attempt_at) AS "oldestDueAt" FROM event_deliveries
-      WHERE status = 'PENDING' AND next_attempt_at <= $1`,
+      WHERE status = 'PENDING' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)`,
     [now],
   );
   return row;
@@ -70,7 +70,7 @@ export async function undeliveredEvents(q: Queryable): Promise<{ pending: number
 /**
  * A delivery run's claim in one statement (issue 34), atomic on its own so it needs no BEGIN/COMMIT:
  * leases up to `limit` due events (FOR UPDATE SKIP LOCKED: another instance skips them instead of
- * waiting; next_attempt_at moved to the lease expiry, so no other worker sees them as due until it runs out), closes the attempts a dead worker left IN_FLIGHT for them
+ * waiting; lease_until set to the lease expiry, so no other worker sees them as due until it runs out), closes the attempts a dead worker left IN_FLIGHT for them
  * (LEASE_EXPIRED), and opens this attempt's IN_FLIGHT row for each. The data-modifying parts see
  * one snapshot, so the attempts closed are never the ones this statement opens.
  */
@@ -105,6 +105,7 @@ export async function leaseDueWithAttempts(
          CROSS JOIN LATERAL (
            SELECT d.event_id, d.next_attempt_at FROM event_deliveries d
             WHERE d.partner_id = o.partner_id AND d.status = 'PENDING' AND d.next_attempt_at >= o.earliest AND d.next_attempt_at <= $1
+              AND (d.lease_until IS NULL OR d.lease_until <= $1)
             ORDER BY d.next_attempt_at, d.event_id
             LIMIT $4
          ) c
@@ -112,14 +113,15 @@ export async function leaseDueWithAttempts(
         LIMIT $4 * 2
      ), due AS (
        SELECT d.event_id FROM event_deliveries d JOIN candidates c ON c.event_id = d.event_id
-        WHERE d.status = 'PENDING' AND d.next_attempt_at <= $1
+        WHERE d.status = 'PENDING' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
         ORDER BY c.turn, c.next_attempt_at, c.event_id
         LIMIT $4
         FOR UPDATE OF d SKIP LOCKED
      ), leased AS (
-       -- The narrow delivery row changes; the event itself is only read (migration 157).
+       -- The narrow delivery row changes, and no indexed column of it (a HOT update); the event itself
+       -- is only read (migration 157).
        UPDATE event_deliveries d
-          SET next_attempt_at = $2, lease_token = $3, attempts = d.attempts + 1,
+          SET lease_until = $2, lease_token = $3, attempts = d.attempts + 1,
               delivery_attempts = d.delivery_attempts + 1,
               delivery_started_at = COALESCE(d.delivery_started_at, $1)
          FROM due WHERE d.event_id = due.event_id
@@ -150,7 +152,7 @@ export async function leaseEventNow(
 ): Promise<LeasedEventRow[]> {
   return q.query<LeasedEventRow>(
     `UPDATE event_deliveries d
-        SET next_attempt_at = $3, lease_token = $4, attempts = d.attempts + 1,
+        SET lease_until = $3, lease_token = $4, attempts = d.attempts + 1,
             delivery_attempts = d.delivery_attempts + 1, delivery_started_at = COALESCE(d.delivery_started_at, $2)
        FROM events e
       WHERE d.event_id = $1 AND d.status = 'PENDING' AND e.event_id = d.event_id
@@ -224,7 +226,7 @@ export async function settleAttempts(q: Queryable, settlements: AttemptSettlemen
               finished_at = s.finished_at
          FROM s WHERE a.attempt_id = s.attempt_id
      )
-     UPDATE event_deliveries d SET status = s.status, lease_token = NULL, last_attempt_at = s.finished_at, last_http_status = s.http_status,
+     UPDATE event_deliveries d SET status = s.status, lease_token = NULL, lease_until = NULL, last_attempt_at = s.finished_at, last_http_status = s.http_status,
             last_error = s.error, next_attempt_at = s.next_attempt_at,
             delivered_at = CASE WHEN s.status = 'DELIVERED' THEN s.finished_at ELSE d.delivered_at END,
             failed_at = CASE WHEN s.status = 'FAILED' THEN s.finished_at ELSE NULL END
@@ -264,7 +266,7 @@ export async function rescheduleLeasedEvent(
   args: { eventId: string; leaseToken: string; retryAt: Date | null; error: string; now: Date },
 ): Promise<boolean> {
   const rows = await q.query(
-    `UPDATE event_deliveries SET lease_token = NULL, last_error = $4,
+    `UPDATE event_deliveries SET lease_token = NULL, lease_until = NULL, last_error = $4,
             status = CASE WHEN $3::timestamptz IS NULL THEN 'FAILED' ELSE status END,
             next_attempt_at = $3, failed_at = CASE WHEN $3::timestamptz IS NULL THEN $5::timestamptz ELSE NULL END
       WHERE event_id = $1 AND lease_token = $2 AND status = 'PENDING'
@@ -295,7 +297,7 @@ export interface EventRow {
 const EVENT_COLUMNS = `e.event_id AS "eventId", e.event_type AS "eventType", e.business_id AS "businessId",
   e.sequence::text AS "sequence", e.payload, e.create_time AS "createTime", d.status, d.attempts,
   d.last_attempt_at AS "lastAttemptAt", d.last_http_status AS "lastHttpStatus", d.last_error AS "lastError",
-  d.next_attempt_at AS "nextAttemptAt", d.delivered_at AS "deliveredAt", d.failed_at AS "failedAt"`;
+  GREATEST(d.next_attempt_at, d.lease_until) AS "nextAttemptAt", d.delivered_at AS "deliveredAt", d.failed_at AS "failedAt"`;
 const EVENTS_WITH_DELIVERY = 'events e JOIN event_deliveries d ON d.event_id = e.event_id';
 
 export interface EventFilter {
@@ -374,13 +376,13 @@ export async function listAttemptRows(q: Queryable, eventId: string, limit: numb
 export async function scheduleRedelivery(q: Queryable, eventId: string, now: Date): Promise<{ nextAttemptAt: Date }> {
   const [row] = await q.query<{ nextAttemptAt: Date }>(
     `UPDATE event_deliveries
-        SET next_attempt_at = CASE WHEN status = 'PENDING' AND lease_token IS NOT NULL AND next_attempt_at > $2
-                                   THEN next_attempt_at ELSE $2 END,
-            lease_token = CASE WHEN status = 'PENDING' AND lease_token IS NOT NULL AND next_attempt_at > $2
+        SET next_attempt_at = $2,
+            lease_token = CASE WHEN status = 'PENDING' AND lease_token IS NOT NULL AND lease_until > $2
                                THEN 'superseded-' || md5(event_id || ':' || random()::text) END,
+            lease_until = CASE WHEN status = 'PENDING' AND lease_token IS NOT NULL AND lease_until > $2 THEN lease_until END,
             status = 'PENDING', delivery_attempts = 0, delivery_started_at = NULL, failed_at = NULL
       WHERE event_id = $1
-      RETURNING next_attempt_at AS "nextAttemptAt"`,
+      RETURNING GREATEST(next_attempt_at, lease_until) AS "nextAttemptAt"`,
     [eventId, now],
   );
   return row;

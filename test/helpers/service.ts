@@ -147,6 +147,14 @@ export async function startService(options: StartOptions = {}): Promise<TestServ
     ADMIN_AUTH_FAILURE_LIMIT_MAX: '1000000',
     PREAUTH_RATE_LIMIT_MAX: '1000000',
     ADMIN_RATE_LIMIT_MAX: '1000000',
+    // The clients of the tests (fetch) keep an idle connection until about a second before the server's
+    // keep-alive timeout, and the server runs in the test's own process: when the event loop was busy
+    // past that timeout, the server closed a connection in the same turn as the client wrote its next
+    // request on it, which failed with ECONNRESET (CI, 2026-11-27). The suites often wait 4-5 s between
+    // calls (the default keep-alive of 5 s), never two minutes; the idle guard (default 30 s) outlasts it.
+    // test/hardening.test.ts sets its own timeouts.
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: '120000',
+    HTTP_IDLE_TIMEOUT_MS: '300000',
     ...options.env,
   });
   const clock = options.clock ?? new TestClock();

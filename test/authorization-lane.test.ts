@@ -127,10 +127,12 @@ describe('authorization batches (issue 34)', () => {
       const within = <T>(p: Promise<T>) => Promise.race([p, new Promise<never>((_, no) => setTimeout(() => no(new Error('the lane is held')), 3000))]);
       const later = await within(together([{ w: b, amount: '2.00' }, { w: b, amount: '3.00' }]));
       assert.ok(later.every((t) => !(t instanceof Error) && t.approved));
-      assert.deepEqual(await fundsOf(b), { available: '44.00', pending: '6.00', total: '50.00' });
       release();
       const [ofA, ofB] = await first;
       assert.ok(!(ofA instanceof Error) && ofA.approved && !(ofB instanceof Error) && ofB.approved);
+      // Read once b's first authorization is known decided: decided again alone after the refused batch,
+      // it may finish after the later two on a loaded host (CI, 2026-11-27).
+      assert.deepEqual(await fundsOf(b), { available: '44.00', pending: '6.00', total: '50.00' });
     } finally {
       release();
       await holder;

@@ -1,9 +1,10 @@
 import type { Queryable } from '../../platform/db/db.ts';
+import { dueCondition } from './store.ts';
 
 /** Webhook deliveries waiting, and those already due (the delivery job's backlog), across partners. */
 export async function pendingDeliveryCounts(q: Queryable, now: Date): Promise<{ pending: string; due: string }> {
   const rows = await q.query<{ pending: string; due: string }>(
-    `SELECT count(*)::bigint AS pending, count(*) FILTER (WHERE next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1))::bigint AS due
+    `SELECT count(*)::bigint AS pending, count(*) FILTER (WHERE ${dueCondition('', '$1')})::bigint AS due
        FROM event_deliveries WHERE status = 'PENDING'`,
     [now],
   );

@@ -2,9 +2,22 @@ import type { EventStatus } from '../../../sdk/contract/events.ts';
 import type { Queryable } from '../../platform/db/db.ts';
 import type { AttemptOutcome } from './webhook-http.ts';
 import type { WebhookTarget } from '../partners/index.ts';
+import { Where } from '../../platform/db/where.ts';
 
 /** PENDING, DELIVERED or FAILED: a wire value, defined by the contract. */
 export type { EventStatus };
+
+/**
+ * When a delivery is due (migration 157): still PENDING, its time has come, and no lease runs (a lease
+ * sets lease_until, not next_attempt_at, so that it changes no indexed column). `d` is the table's
+ * alias with its dot (or ''), `now` the placeholder of the instant.
+ */
+export function dueCondition(d: string, now: string): string {
+  return `${d}status = 'PENDING' AND ${d}next_attempt_at <= ${now} AND (${d}lease_until IS NULL OR ${d}lease_until <= ${now})`;
+}
+
+/** The next attempt's time as the API shows it: while a lease runs, its expiry. */
+const NEXT_ATTEMPT_AT = 'GREATEST(d.next_attempt_at, d.lease_until)';
 
 /** A new event: the fields that never change (its sequence is the next of its partner and business id). */
 export type EventRecord = Pick<LeasedEventRow, 'eventId' | 'partnerId' | 'eventType' | 'businessId' | 'payload' | 'createTime'>;
@@ -51,8 +64,7 @@ export interface LeasedEventRow {
 /** Events due for delivery now and the oldest due time (metrics, issue 27): what the next lease would take. */
 export async function dueEventsBacklog(q: Queryable, now: Date): Promise<{ pending: number; oldestDueAt: Date | null }> {
   const [row] = await q.query<{ pending: number; oldestDueAt: Date | null }>(
-    `SELECT count(*)::int AS pending, min(next_attempt_at) AS "oldestDueAt" FROM event_deliveries
-      WHERE status = 'PENDING' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)`,
+    `SELECT count(*)::int AS pending, min(next_attempt_at) AS "oldestDueAt" FROM event_deliveries WHERE ${dueCondition('', '$1')}`,
     [now],
   );
   return row;
@@ -104,8 +116,7 @@ export async function leaseDueWithAttempts(
          FROM owners o
          CROSS JOIN LATERAL (
            SELECT d.event_id, d.next_attempt_at FROM event_deliveries d
-            WHERE d.partner_id = o.partner_id AND d.status = 'PENDING' AND d.next_attempt_at >= o.earliest AND d.next_attempt_at <= $1
-              AND (d.lease_until IS NULL OR d.lease_until <= $1)
+            WHERE d.partner_id = o.partner_id AND d.next_attempt_at >= o.earliest AND ${dueCondition('d.', '$1')}
             ORDER BY d.next_attempt_at, d.event_id
             LIMIT $4
          ) c
@@ -113,7 +124,7 @@ export async function leaseDueWithAttempts(
         LIMIT $4 * 2
      ), due AS (
        SELECT d.event_id FROM event_deliveries d JOIN candidates c ON c.event_id = d.event_id
-        WHERE d.status = 'PENDING' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
+        WHERE ${dueCondition('d.', '$1')}
         ORDER BY c.turn, c.next_attempt_at, c.event_id
         LIMIT $4
         FOR UPDATE OF d SKIP LOCKED
@@ -297,7 +308,7 @@ export interface EventRow {
 const EVENT_COLUMNS = `e.event_id AS "eventId", e.event_type AS "eventType", e.business_id AS "businessId",
   e.sequence::text AS "sequence", e.payload, e.create_time AS "createTime", d.status, d.attempts,
   d.last_attempt_at AS "lastAttemptAt", d.last_http_status AS "lastHttpStatus", d.last_error AS "lastError",
-  GREATEST(d.next_attempt_at, d.lease_until) AS "nextAttemptAt", d.delivered_at AS "deliveredAt", d.failed_at AS "failedAt"`;
+  ${NEXT_ATTEMPT_AT} AS "nextAttemptAt", d.delivered_at AS "deliveredAt", d.failed_at AS "failedAt"`;
 const EVENTS_WITH_DELIVERY = 'events e JOIN event_deliveries d ON d.event_id = e.event_id';
 
 export interface EventFilter {
@@ -313,26 +324,21 @@ export interface EventFilter {
 
 /** The partner's events, newest first (D9). */
 export async function listEventRows(q: Queryable, f: EventFilter, limit: number, offset: number): Promise<{ total: number; rows: EventRow[] }> {
-  const where = ['e.partner_id = $1'];
-  const params: unknown[] = [f.partnerId];
-  const add = (clause: string, value: unknown) => {
-    params.push(value);
-    where.push(clause.replace('?', `$${params.length}`));
-  };
-  if (f.eventType !== undefined) add('e.event_type = ?', f.eventType);
-  if (f.status !== undefined) add('d.status = ?', f.status);
-  if (f.businessId !== undefined) add('e.business_id = ?', f.businessId);
-  if (f.startTime !== undefined) add('e.create_time >= ?', f.startTime);
-  if (f.endTime !== undefined) add('e.create_time < ?', f.endTime);
-  const clause = where.join(' AND ');
+  const w = new Where();
+  w.and(`e.partner_id = ${w.arg(f.partnerId, 'text')}`);
+  w.eq('e.event_type', f.eventType);
+  w.eq('d.status', f.status);
+  w.eq('e.business_id', f.businessId);
+  if (f.startTime !== undefined) w.and(`e.create_time >= ${w.arg(f.startTime, 'timestamptz')}`);
+  if (f.endTime !== undefined) w.and(`e.create_time < ${w.arg(f.endTime, 'timestamptz')}`);
   // The count reads the delivery rows only when the status is a filter.
   const counted = f.status !== undefined ? EVENTS_WITH_DELIVERY : 'events e';
-  const [{ total }] = await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM ${counted} WHERE ${clause}`, params);
+  const [{ total }] = await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM ${counted} WHERE ${w.sql}`, w.params);
   const rows = await q.query<EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM ${EVENTS_WITH_DELIVERY} WHERE ${clause}
+    `SELECT ${EVENT_COLUMNS} FROM ${EVENTS_WITH_DELIVERY} WHERE ${w.sql}
       ORDER BY e.create_time DESC, e.sequence DESC, e.event_id DESC
-      LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-    [...params, limit, offset],
+      LIMIT ${w.next()} OFFSET ${w.next(1)}`,
+    [...w.params, limit, offset],
   );
   return { total, rows };
 }
@@ -375,14 +381,14 @@ export async function listAttemptRows(q: Queryable, eventId: string, limit: numb
  */
 export async function scheduleRedelivery(q: Queryable, eventId: string, now: Date): Promise<{ nextAttemptAt: Date }> {
   const [row] = await q.query<{ nextAttemptAt: Date }>(
-    `UPDATE event_deliveries
+    `UPDATE event_deliveries d
         SET next_attempt_at = $2,
             lease_token = CASE WHEN status = 'PENDING' AND lease_token IS NOT NULL AND lease_until > $2
                                THEN 'superseded-' || md5(event_id || ':' || random()::text) END,
             lease_until = CASE WHEN status = 'PENDING' AND lease_token IS NOT NULL AND lease_until > $2 THEN lease_until END,
             status = 'PENDING', delivery_attempts = 0, delivery_started_at = NULL, failed_at = NULL
       WHERE event_id = $1
-      RETURNING GREATEST(next_attempt_at, lease_until) AS "nextAttemptAt"`,
+      RETURNING ${NEXT_ATTEMPT_AT} AS "nextAttemptAt"`,
     [eventId, now],
   );
   return row;
